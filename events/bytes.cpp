@@ -1,0 +1,116 @@
+#include "events/bytes.h"
+
+#include <sodium.h>
+
+#include <charconv>
+#include <cstdio>
+
+namespace evl {
+
+const char* code_name(Code code) {
+  switch (code) {
+    case Code::kOk: return "ok";
+    case Code::kRejected: return "rejected";
+    case Code::kCorrupt: return "corrupt";
+    case Code::kNotFound: return "not found";
+    case Code::kUsage: return "usage";
+    case Code::kIo: return "i/o";
+  }
+  return "unknown";
+}
+
+void assertion_failed(const char* expr, const char* file, int line) {
+  std::fprintf(stderr, "evledger bug: assertion '%s' failed at %s:%d\n", expr, file, line);
+  std::abort();
+}
+
+std::string hex_encode(ByteView bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(bytes.size() * 2, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+namespace {
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+Result<Bytes> hex_decode(std::string_view text) {
+  if (text.size() % 2 != 0) {
+    return rejected("hex text has an odd number of digits (" + std::to_string(text.size()) + ")");
+  }
+  Bytes out(text.size() / 2);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int hi = hex_value(text[2 * i]);
+    int lo = hex_value(text[2 * i + 1]);
+    if (hi < 0 || lo < 0) return rejected("hex text has a character that is not a hex digit");
+    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return out;
+}
+
+std::string base64_encode(ByteView bytes) {
+  std::string out(sodium_base64_encoded_len(bytes.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
+  sodium_bin2base64(out.data(), out.size(), bytes.data(), bytes.size(),
+                    sodium_base64_VARIANT_ORIGINAL);
+  out.resize(out.size() - 1);  // the terminating NUL
+  return out;
+}
+
+Result<Bytes> base64_decode(std::string_view text) {
+  Bytes out(text.size() / 4 * 3 + 3);
+  size_t len = 0;
+  const char* end = nullptr;
+  if (sodium_base642bin(out.data(), out.size(), text.data(), text.size(), nullptr, &len, &end,
+                        sodium_base64_VARIANT_ORIGINAL) != 0 ||
+      end != text.data() + text.size()) {
+    return rejected("text is not strict base64 (standard alphabet, padded, no spaces)");
+  }
+  out.resize(len);
+  return out;
+}
+
+void put_u64_be(uint64_t v, uint8_t out[8]) {
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<uint8_t>(v);
+    v >>= 8;
+  }
+}
+
+uint64_t get_u64_be(const uint8_t in[8]) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = v << 8 | in[i];
+  return v;
+}
+
+std::array<uint8_t, 8> u64_be(uint64_t v) {
+  std::array<uint8_t, 8> out;
+  put_u64_be(v, out.data());
+  return out;
+}
+
+Result<uint64_t> parse_u64(std::string_view text) {
+  if (text.empty() || (text.size() > 1 && text[0] == '0')) {
+    return rejected("'" + std::string(text) + "' is not a decimal number without leading zeros");
+  }
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    return rejected("'" + std::string(text) + "' is not an unsigned 64-bit decimal number");
+  }
+  return v;
+}
+
+bool constant_time_equal(ByteView a, ByteView b) {
+  return a.size() == b.size() && sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace evl

@@ -1,0 +1,60 @@
+#include "events/bytes.h"
+
+#include <catch2/catch.hpp>
+
+#include "events/dsse.h"
+#include "events/sha256.h"
+
+namespace evl {
+namespace {
+
+TEST_CASE("hex round-trips and rejects odd or non-hex text", "[events][bytes]") {
+  Bytes b{0x00, 0x7f, 0xff, 0x10};
+  CHECK(hex_encode(b) == "007fff10");
+  CHECK(hex_decode("007FFF10").value() == b);
+  CHECK_FALSE(hex_decode("abc").has_value());
+  CHECK_FALSE(hex_decode("zz").has_value());
+}
+
+TEST_CASE("base64 is strict RFC 4648 with padding", "[events][bytes]") {
+  CHECK(base64_encode(as_bytes("hello")) == "aGVsbG8=");
+  CHECK(base64_decode("aGVsbG8=").value() == to_bytes("hello"));
+  CHECK_FALSE(base64_decode("aGVsbG8").has_value());
+  CHECK_FALSE(base64_decode("aGVs bG8=").has_value());
+  CHECK_FALSE(base64_decode("aGVsbG9=").has_value());  // non-zero trailing bits
+}
+
+TEST_CASE("sha256 matches the FIPS 180-2 abc vector", "[events][sha256]") {
+  CHECK(digest_text(sha256(as_bytes("abc"))) ==
+        "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  Sha256 h;
+  h.update(std::string_view("a")).update(std::string_view("bc"));
+  CHECK(h.finish() == sha256(as_bytes("abc")));
+}
+
+TEST_CASE("digest text must be sha256: with 64 lowercase hex digits", "[events][sha256]") {
+  auto d = sha256(as_bytes("x"));
+  CHECK(parse_digest_text(digest_text(d)).value() == d);
+  CHECK_FALSE(parse_digest_text("sha256:ABC").has_value());
+  CHECK_FALSE(parse_digest_text("sha512:" + hex_encode(d)).has_value());
+  std::string upper = digest_text(d);
+  for (auto& c : upper) c = static_cast<char>(std::toupper(c));
+  CHECK_FALSE(parse_digest_text("sha256:" + upper.substr(7)).has_value());
+}
+
+TEST_CASE("PAE matches the DSSE specification's example", "[events][dsse]") {
+  Bytes out = pae("http://example.com/HelloWorld", as_bytes("hello world"));
+  CHECK(as_chars(out) == "DSSEv1 29 http://example.com/HelloWorld 11 hello world");
+}
+
+TEST_CASE("parse_u64 takes plain decimal only", "[events][bytes]") {
+  CHECK(parse_u64("0").value() == 0);
+  CHECK(parse_u64("18446744073709551615").value() == UINT64_MAX);
+  CHECK_FALSE(parse_u64("18446744073709551616").has_value());
+  CHECK_FALSE(parse_u64("01").has_value());
+  CHECK_FALSE(parse_u64("-1").has_value());
+  CHECK_FALSE(parse_u64("").has_value());
+}
+
+}  // namespace
+}  // namespace evl

@@ -1,0 +1,33 @@
+// tests/support/test_support.h — helpers shared by the test binaries.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace evl::test {
+
+// The ../shared folder beside the repository, when it exists (vectors, seeds); nullopt on a
+// user's clone without it. Tests that read it skip their shared part without it.
+std::optional<std::filesystem::path> shared_dir();
+
+// The repository root (tests/golden lives there).
+std::filesystem::path source_dir();
+
+std::string read_file(const std::filesystem::path& path);
+
+// A fresh empty directory under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace evl::test
