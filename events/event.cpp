@@ -1,0 +1,584 @@
+#include "events/event.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "events/event.capnp.h"
+#include "events/utf8.h"
+
+namespace evl {
+
+namespace {
+
+namespace s = schema;
+
+constexpr const char* kRoleNames[] = {"admin", "importer", "runner", "curator", "attestor"};
+constexpr const char* kReasonNames[] = {"retired", "rotated", "compromised"};
+constexpr const char* kAttestationNames[] = {"reproduced", "could_not_reproduce",
+                                             "environment_note", "regression_observed"};
+constexpr const char* kKindNames[] = {"genesis",     "key_grant", "key_revoke",
+                                      "manifest",    "observation", "rerun",
+                                      "attestation", "correction"};
+
+template <typename E, size_t N>
+std::optional<E> parse_name(const char* const (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (name == names[i]) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+kj::ArrayPtr<const kj::byte> kj_bytes(ByteView b) { return kj::arrayPtr(b.data(), b.size()); }
+
+// ---- encoding --------------------------------------------------------------------------
+// Empty texts, data and lists are left unset (a null pointer), so each value has one encoding.
+
+void encode_key_ref(s::KeyRef::Builder b, const KeyRef& k) {
+  b.setPublicKey(kj_bytes(k.public_key));
+  if (!k.name.empty()) b.setName(k.name);
+}
+
+void encode_manifest(s::Manifest::Builder b, const ManifestText& m) {
+  if (!m.canonical.empty()) b.setCanonical(m.canonical);
+  if (!m.metadata.empty()) b.setMetadata(m.metadata);
+}
+
+struct PayloadEncoder {
+  s::EventBody::Builder b;
+
+  void operator()(const Genesis& g) {
+    auto out = b.initGenesis();
+    if (!g.origin.empty()) out.setOrigin(g.origin);
+    out.setLogKey(kj_bytes(g.log_key));
+    if (!g.admins.empty()) {
+      auto list = out.initAdmins(static_cast<unsigned>(g.admins.size()));
+      for (unsigned i = 0; i < g.admins.size(); ++i) encode_key_ref(list[i], g.admins[i]);
+    }
+    out.setRerunToleranceMilli(g.rerun_tolerance_milli);
+  }
+  void operator()(const KeyGrant& g) {
+    auto out = b.initKeyGrant();
+    encode_key_ref(out.initKey(), g.key);
+    if (!g.roles.empty()) {
+      auto roles = out.initRoles(static_cast<unsigned>(g.roles.size()));
+      for (unsigned i = 0; i < g.roles.size(); ++i) roles.set(i, static_cast<s::Role>(g.roles[i]));
+    }
+    if (!g.scope.empty()) {
+      auto scope = out.initScope(static_cast<unsigned>(g.scope.size()));
+      for (unsigned i = 0; i < g.scope.size(); ++i) scope.set(i, g.scope[i]);
+    }
+  }
+  void operator()(const KeyRevoke& r) {
+    auto out = b.initKeyRevoke();
+    out.setPublicKey(kj_bytes(r.public_key));
+    out.setReason(static_cast<s::RevokeReason>(r.reason));
+    out.setVoidFrom(r.void_from);
+  }
+  void operator()(const ManifestEvent& m) { encode_manifest(b.initManifest(), m.manifest); }
+  void operator()(const Observation& o) { encode_manifest(b.initObservation(), o.manifest); }
+  void operator()(const Rerun& r) {
+    auto out = b.initRerun();
+    out.setTarget(kj_bytes(r.target));
+    encode_manifest(out.initRun(), r.run);
+    if (!r.cases.empty()) out.setCases(r.cases);
+  }
+  void operator()(const Attestation& a) {
+    auto out = b.initAttestation();
+    out.setTarget(kj_bytes(a.target));
+    out.setType(static_cast<s::AttestationType>(a.type));
+    if (!a.text.empty()) out.setText(a.text);
+    if (!a.evidence_url.empty()) out.setEvidenceUrl(a.evidence_url);
+    out.setObservedNs(a.observed_ns);
+    if (!a.environment.empty()) out.setEnvironment(a.environment);
+  }
+  void operator()(const Correction& c) {
+    auto out = b.initCorrection();
+    if (!c.reason.empty()) out.setReason(c.reason);
+    switch (c.kind) {
+      case Correction::Kind::kRetract:
+        out.setRetract(kj_bytes(c.target));
+        break;
+      case Correction::Kind::kSupersede: {
+        auto sup = out.initSupersede();
+        sup.setTarget(kj_bytes(c.target));
+        sup.setReplacement(kj_bytes(c.replacement));
+        break;
+      }
+      case Correction::Kind::kDisqualify: {
+        auto dq = out.initDisqualify();
+        if (!c.source.empty()) dq.setSource(c.source);
+        dq.setTarget(kj_bytes(c.target));
+        dq.setAtMs(c.at_ms);
+        break;
+      }
+    }
+  }
+};
+
+template <typename Reader>
+Bytes canonical_bytes(Reader reader) {
+  kj::Array<capnp::word> words = capnp::canonicalize(reader);
+  auto bytes = words.asBytes();
+  return Bytes(bytes.begin(), bytes.end());
+}
+
+// ---- decoding --------------------------------------------------------------------------
+
+// LMDB hands out 2-byte aligned values and Cap'n Proto reads whole words: copy first.
+struct AlignedMessage {
+  kj::Array<capnp::word> words;
+  kj::ArrayPtr<const capnp::word> segments[1];
+
+  explicit AlignedMessage(ByteView bytes)
+      : words(kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word))) {
+    std::memcpy(words.begin(), bytes.data(), words.size() * sizeof(capnp::word));
+    segments[0] = words.asPtr();
+  }
+};
+
+capnp::ReaderOptions strict_options(size_t bytes) {
+  capnp::ReaderOptions options;
+  // Canonical messages have no far pointers or shared data: reading touches each word once.
+  options.traversalLimitInWords = bytes / sizeof(capnp::word) + 64;
+  options.nestingLimit = 16;
+  return options;
+}
+
+Status need_len(ByteView data, size_t len, const char* field) {
+  if (data.size() != len) {
+    return rejected(std::string(field) + " must be " + std::to_string(len) + " bytes, found " +
+                    std::to_string(data.size()));
+  }
+  return Status::ok();
+}
+
+template <size_t N>
+Status read_fixed(capnp::Data::Reader data, std::array<uint8_t, N>& out, const char* field) {
+  EVL_RETURN_IF_ERROR(need_len(ByteView(data.begin(), data.size()), N, field));
+  std::memcpy(out.data(), data.begin(), N);
+  return Status::ok();
+}
+
+Result<std::string> read_text(capnp::Text::Reader text, const char* field) {
+  std::string out(text.cStr(), text.size());
+  if (out.find('\0') != std::string::npos || !is_valid_utf8(out)) {
+    return rejected(std::string(field) + " is not valid UTF-8 text without NUL bytes");
+  }
+  return out;
+}
+
+#define EVL_READ_TEXT(target, reader_expr, field)          \
+  do {                                                     \
+    auto evl_text_ = read_text((reader_expr), (field));    \
+    if (!evl_text_) return evl_text_.error();              \
+    (target) = std::move(evl_text_.value());               \
+  } while (0)
+
+template <typename E>
+Status read_enum(uint16_t raw, uint16_t count, E& out, const char* field) {
+  if (raw >= count) {
+    return rejected(std::string(field) + " has unknown value " + std::to_string(raw));
+  }
+  out = static_cast<E>(raw);
+  return Status::ok();
+}
+
+Status decode_key_ref(s::KeyRef::Reader r, KeyRef& out, const char* field) {
+  EVL_RETURN_IF_ERROR(read_fixed(r.getPublicKey(), out.public_key, field));
+  EVL_READ_TEXT(out.name, r.getName(), field);
+  return Status::ok();
+}
+
+Status decode_manifest(s::Manifest::Reader r, ManifestText& out) {
+  EVL_READ_TEXT(out.canonical, r.getCanonical(), "manifest canonical text");
+  EVL_READ_TEXT(out.metadata, r.getMetadata(), "manifest metadata");
+  return Status::ok();
+}
+
+Status decode_genesis(s::Genesis::Reader r, Genesis& g) {
+  EVL_READ_TEXT(g.origin, r.getOrigin(), "genesis origin");
+  EVL_RETURN_IF_ERROR(read_fixed(r.getLogKey(), g.log_key, "genesis log key"));
+  for (auto admin : r.getAdmins()) {
+    KeyRef k;
+    EVL_RETURN_IF_ERROR(decode_key_ref(admin, k, "genesis admin key"));
+    g.admins.push_back(std::move(k));
+  }
+  g.rerun_tolerance_milli = r.getRerunToleranceMilli();
+  return Status::ok();
+}
+
+Status decode_grant(s::KeyGrant::Reader r, KeyGrant& g) {
+  EVL_RETURN_IF_ERROR(decode_key_ref(r.getKey(), g.key, "granted key"));
+  for (auto role : r.getRoles()) {
+    Role out{};
+    EVL_RETURN_IF_ERROR(read_enum(static_cast<uint16_t>(role), 5, out, "grant role"));
+    g.roles.push_back(out);
+  }
+  for (auto scope : r.getScope()) {
+    std::string out;
+    EVL_READ_TEXT(out, scope, "grant scope");
+    g.scope.push_back(std::move(out));
+  }
+  return Status::ok();
+}
+
+Status decode_revoke(s::KeyRevoke::Reader r, KeyRevoke& out) {
+  EVL_RETURN_IF_ERROR(read_fixed(r.getPublicKey(), out.public_key, "revoked key"));
+  EVL_RETURN_IF_ERROR(
+      read_enum(static_cast<uint16_t>(r.getReason()), 3, out.reason, "revoke reason"));
+  out.void_from = r.getVoidFrom();
+  return Status::ok();
+}
+
+Status decode_rerun(s::Rerun::Reader r, Rerun& out) {
+  EVL_RETURN_IF_ERROR(read_fixed(r.getTarget(), out.target, "rerun target"));
+  EVL_RETURN_IF_ERROR(decode_manifest(r.getRun(), out.run));
+  EVL_READ_TEXT(out.cases, r.getCases(), "rerun cases");
+  return Status::ok();
+}
+
+Status decode_attestation(s::Attestation::Reader r, Attestation& out) {
+  EVL_RETURN_IF_ERROR(read_fixed(r.getTarget(), out.target, "attestation target"));
+  EVL_RETURN_IF_ERROR(
+      read_enum(static_cast<uint16_t>(r.getType()), 4, out.type, "attestation type"));
+  EVL_READ_TEXT(out.text, r.getText(), "attestation text");
+  EVL_READ_TEXT(out.evidence_url, r.getEvidenceUrl(), "attestation evidence URL");
+  out.observed_ns = r.getObservedNs();
+  EVL_READ_TEXT(out.environment, r.getEnvironment(), "attestation environment");
+  return Status::ok();
+}
+
+Status decode_correction(s::Correction::Reader r, Correction& out) {
+  EVL_READ_TEXT(out.reason, r.getReason(), "correction reason");
+  switch (r.which()) {
+    case s::Correction::RETRACT:
+      out.kind = Correction::Kind::kRetract;
+      return read_fixed(r.getRetract(), out.target, "retract target");
+    case s::Correction::SUPERSEDE:
+      out.kind = Correction::Kind::kSupersede;
+      EVL_RETURN_IF_ERROR(read_fixed(r.getSupersede().getTarget(), out.target, "superseded run"));
+      return read_fixed(r.getSupersede().getReplacement(), out.replacement, "replacement run");
+    case s::Correction::DISQUALIFY: {
+      out.kind = Correction::Kind::kDisqualify;
+      auto dq = r.getDisqualify();
+      EVL_READ_TEXT(out.source, dq.getSource(), "disqualification source");
+      out.at_ms = dq.getAtMs();
+      return read_fixed(dq.getTarget(), out.target, "disqualified run");
+    }
+  }
+  return rejected("correction has an unknown kind " + std::to_string(r.which()));
+}
+
+Status decode_payload(s::EventBody::Reader r, Payload& payload) {
+  switch (r.which()) {
+    case s::EventBody::GENESIS: {
+      Genesis g;
+      EVL_RETURN_IF_ERROR(decode_genesis(r.getGenesis(), g));
+      payload = std::move(g);
+      return Status::ok();
+    }
+    case s::EventBody::KEY_GRANT: {
+      KeyGrant g;
+      EVL_RETURN_IF_ERROR(decode_grant(r.getKeyGrant(), g));
+      payload = std::move(g);
+      return Status::ok();
+    }
+    case s::EventBody::KEY_REVOKE: {
+      KeyRevoke k;
+      EVL_RETURN_IF_ERROR(decode_revoke(r.getKeyRevoke(), k));
+      payload = k;
+      return Status::ok();
+    }
+    case s::EventBody::MANIFEST: {
+      ManifestEvent m;
+      EVL_RETURN_IF_ERROR(decode_manifest(r.getManifest(), m.manifest));
+      payload = std::move(m);
+      return Status::ok();
+    }
+    case s::EventBody::OBSERVATION: {
+      Observation o;
+      EVL_RETURN_IF_ERROR(decode_manifest(r.getObservation(), o.manifest));
+      payload = std::move(o);
+      return Status::ok();
+    }
+    case s::EventBody::RERUN: {
+      Rerun x;
+      EVL_RETURN_IF_ERROR(decode_rerun(r.getRerun(), x));
+      payload = std::move(x);
+      return Status::ok();
+    }
+    case s::EventBody::ATTESTATION: {
+      Attestation a;
+      EVL_RETURN_IF_ERROR(decode_attestation(r.getAttestation(), a));
+      payload = std::move(a);
+      return Status::ok();
+    }
+    case s::EventBody::CORRECTION: {
+      Correction c;
+      EVL_RETURN_IF_ERROR(decode_correction(r.getCorrection(), c));
+      payload = std::move(c);
+      return Status::ok();
+    }
+  }
+  return rejected("event body has unknown kind " + std::to_string(r.which()) +
+                  " (a newer evledger may know it)");
+}
+
+Status check_message_shape(ByteView bytes, const char* what) {
+  if (bytes.empty() || bytes.size() % sizeof(capnp::word) != 0) {
+    return rejected(std::string(what) + " is " + std::to_string(bytes.size()) +
+                    " bytes: canonical Cap'n Proto is a whole number of 8-byte words");
+  }
+  return Status::ok();
+}
+
+template <typename T>
+Status equals_canonical(ByteView bytes, const T& value, Bytes (*encode)(const T&),
+                        const char* what) {
+  Bytes again = encode(value);
+  if (again.size() != bytes.size() || !std::equal(again.begin(), again.end(), bytes.begin())) {
+    return rejected(std::string(what) +
+                    " is not in canonical form (single segment, no segment table, no unknown "
+                    "fields, empty values left unset); re-encode it with `capnp convert "
+                    "json:canonical` or evledger's encoder");
+  }
+  return Status::ok();
+}
+
+bool strictly_increasing_roles(const std::vector<Role>& v) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (!(v[i - 1] < v[i])) return false;
+  }
+  return true;
+}
+
+bool strictly_increasing(const std::vector<std::string>& v) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (!(v[i - 1] < v[i])) return false;
+  }
+  return true;
+}
+
+Status check_name(const std::string& name, const char* what) {
+  if (name.empty()) return rejected(std::string(what) + " has no name");
+  for (unsigned char c : name) {
+    if (c <= 0x20 || c == 0x7f || c == '+') {
+      return rejected(std::string(what) + " name '" + name +
+                      "' has a space, a control character or '+', which C2SP key names forbid");
+    }
+  }
+  if (has_unicode_space(name)) {
+    return rejected(std::string(what) + " name '" + name +
+                    "' has a Unicode space, which C2SP key names forbid");
+  }
+  return Status::ok();
+}
+
+Status check_manifest_text(const ManifestText& m, const char* what) {
+  if (m.canonical.empty()) return rejected(std::string(what) + " has no manifest text");
+  return Status::ok();
+}
+
+struct FieldChecker {
+  Status operator()(const Genesis& g) const {
+    EVL_RETURN_IF_ERROR(check_name(g.origin, "genesis origin"));
+    if (g.admins.empty()) return rejected("genesis names no admin key");
+    for (const auto& a : g.admins) EVL_RETURN_IF_ERROR(check_name(a.name, "genesis admin key"));
+    return Status::ok();
+  }
+  Status operator()(const KeyGrant& g) const {
+    EVL_RETURN_IF_ERROR(check_name(g.key.name, "granted key"));
+    if (g.roles.empty()) return rejected("key grant names no role");
+    if (!strictly_increasing_roles(g.roles)) {
+      return rejected("key grant roles must be listed once each in order admin, importer, "
+                      "runner, curator, attestor");
+    }
+    if (!strictly_increasing(g.scope)) {
+      return rejected("key grant scope must be sorted and without duplicates");
+    }
+    for (const auto& sc : g.scope) {
+      if (sc.empty()) return rejected("key grant scope has an empty entry");
+    }
+    return Status::ok();
+  }
+  Status operator()(const KeyRevoke& r) const {
+    if (r.reason == RevokeReason::kCompromised && r.void_from == 0) {
+      return rejected("a compromise revocation needs voidFrom >= 1 (index 0 is the genesis)");
+    }
+    if (r.reason != RevokeReason::kCompromised && r.void_from != 0) {
+      return rejected(std::string("voidFrom is only for compromised keys, not ") +
+                      revoke_reason_name(r.reason));
+    }
+    return Status::ok();
+  }
+  Status operator()(const ManifestEvent& m) const {
+    return check_manifest_text(m.manifest, "manifest event");
+  }
+  Status operator()(const Observation& o) const {
+    return check_manifest_text(o.manifest, "observation");
+  }
+  Status operator()(const Rerun& r) const { return check_manifest_text(r.run, "rerun"); }
+  Status operator()(const Attestation& a) const {
+    if (utf8_length(a.text) > kMaxAttestationText) {
+      return rejected("attestation text has " + std::to_string(utf8_length(a.text)) +
+                      " characters; the limit is " + std::to_string(kMaxAttestationText));
+    }
+    if (!a.evidence_url.empty() && a.evidence_url.rfind("https://", 0) != 0) {
+      return rejected("attestation evidence URL must start with https://");
+    }
+    return Status::ok();
+  }
+  Status operator()(const Correction& c) const {
+    if (c.reason.empty()) return rejected("a correction needs a reason");
+    if (c.kind == Correction::Kind::kDisqualify && c.source.empty()) {
+      return rejected("a disqualification names its source");
+    }
+    if (c.kind == Correction::Kind::kSupersede && c.target == c.replacement) {
+      return rejected("a run cannot supersede itself");
+    }
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+const char* role_name(Role role) { return kRoleNames[static_cast<size_t>(role)]; }
+std::optional<Role> parse_role(std::string_view name) { return parse_name<Role>(kRoleNames, name); }
+const char* revoke_reason_name(RevokeReason r) { return kReasonNames[static_cast<size_t>(r)]; }
+std::optional<RevokeReason> parse_revoke_reason(std::string_view name) {
+  return parse_name<RevokeReason>(kReasonNames, name);
+}
+const char* attestation_type_name(AttestationType t) {
+  return kAttestationNames[static_cast<size_t>(t)];
+}
+std::optional<AttestationType> parse_attestation_type(std::string_view name) {
+  return parse_name<AttestationType>(kAttestationNames, name);
+}
+const char* event_kind_name(EventKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
+
+Bytes encode_body(const EventBody& body) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<s::EventBody>();
+  b.setSchemaVersion(body.schema_version);
+  b.setAuthor(kj_bytes(body.author));
+  b.setClaimedTimeMs(body.claimed_time_ms);
+  std::visit(PayloadEncoder{b}, body.payload);
+  return canonical_bytes(b.asReader());
+}
+
+Bytes encode_entry(const SignedEvent& entry) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<s::SignedEvent>();
+  if (!entry.body.empty()) b.setBody(kj_bytes(entry.body));
+  if (!entry.signatures.empty()) {
+    auto list = b.initSignatures(static_cast<unsigned>(entry.signatures.size()));
+    for (unsigned i = 0; i < entry.signatures.size(); ++i) {
+      list[i].setPublicKey(kj_bytes(entry.signatures[i].public_key));
+      list[i].setSignature(kj_bytes(entry.signatures[i].signature));
+    }
+  }
+  return canonical_bytes(b.asReader());
+}
+
+Status check_body_fields(const EventBody& body) {
+  if (body.schema_version != kSchemaVersion) {
+    return rejected("event schema version " + std::to_string(body.schema_version) +
+                    " is unknown; this evledger reads version " + std::to_string(kSchemaVersion));
+  }
+  return std::visit(FieldChecker{}, body.payload);
+}
+
+Result<EventBody> decode_body(ByteView bytes) {
+  EVL_RETURN_IF_ERROR(check_message_shape(bytes, "event body"));
+  EventBody body;
+  try {
+    AlignedMessage aligned(bytes);
+    capnp::SegmentArrayMessageReader reader(aligned.segments, strict_options(bytes.size()));
+    auto r = reader.getRoot<s::EventBody>();
+    body.schema_version = r.getSchemaVersion();
+    if (body.schema_version != kSchemaVersion) {
+      return rejected("event schema version " + std::to_string(body.schema_version) +
+                      " is unknown; this evledger reads version " +
+                      std::to_string(kSchemaVersion));
+    }
+    EVL_RETURN_IF_ERROR(read_fixed(r.getAuthor(), body.author, "event author"));
+    body.claimed_time_ms = r.getClaimedTimeMs();
+    EVL_RETURN_IF_ERROR(decode_payload(r, body.payload));
+  } catch (const kj::Exception& e) {
+    return rejected(std::string("event body is not a valid Cap'n Proto message: ") +
+                    e.getDescription().cStr());
+  }
+  EVL_RETURN_IF_ERROR(equals_canonical(bytes, body, &encode_body, "event body"));
+  EVL_RETURN_IF_ERROR(check_body_fields(body));
+  return body;
+}
+
+Result<SignedEvent> decode_entry(ByteView bytes) {
+  if (bytes.size() > kMaxEntryBytes) {
+    return rejected("entry is " + std::to_string(bytes.size()) + " bytes; the limit is " +
+                    std::to_string(kMaxEntryBytes) + " (the tile bundle's 16-bit length prefix)");
+  }
+  EVL_RETURN_IF_ERROR(check_message_shape(bytes, "entry"));
+  SignedEvent entry;
+  try {
+    AlignedMessage aligned(bytes);
+    capnp::SegmentArrayMessageReader reader(aligned.segments, strict_options(bytes.size()));
+    auto r = reader.getRoot<s::SignedEvent>();
+    auto body = r.getBody();
+    entry.body.assign(body.begin(), body.end());
+    auto sigs = r.getSignatures();
+    if (sigs.size() > kMaxSignatures) {
+      return rejected("entry has " + std::to_string(sigs.size()) + " signatures; the limit is " +
+                      std::to_string(kMaxSignatures));
+    }
+    for (auto sig : sigs) {
+      EntrySignature out;
+      EVL_RETURN_IF_ERROR(read_fixed(sig.getPublicKey(), out.public_key, "signature public key"));
+      EVL_RETURN_IF_ERROR(read_fixed(sig.getSignature(), out.signature, "signature"));
+      entry.signatures.push_back(out);
+    }
+  } catch (const kj::Exception& e) {
+    return rejected(std::string("entry is not a valid Cap'n Proto message: ") +
+                    e.getDescription().cStr());
+  }
+  EVL_RETURN_IF_ERROR(equals_canonical(bytes, entry, &encode_entry, "entry envelope"));
+  if (entry.body.empty()) return rejected("entry has no body");
+  if (entry.signatures.empty()) return rejected("entry has no signature; at least one is needed");
+  return entry;
+}
+
+Result<CheckedEntry> check_entry(ByteView bytes) {
+  auto entry = decode_entry(bytes);
+  if (!entry) return entry.error();
+  auto body = decode_body(entry->body);
+  if (!body) return body.error();
+  CheckedEntry out;
+  out.id = event_id(entry->body);
+  if (entry->signatures[0].public_key != body->author) {
+    return rejected("the first signature must be the author's; it is by another key");
+  }
+  Bytes message = pae(kEventPayloadType, entry->body);
+  for (size_t i = 0; i < entry->signatures.size(); ++i) {
+    const auto& sig = entry->signatures[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (entry->signatures[j].public_key == sig.public_key) {
+        return rejected("signature " + std::to_string(i) + " repeats the key of signature " +
+                        std::to_string(j));
+      }
+    }
+    if (!ed25519_verify(sig.public_key, message, sig.signature)) {
+      return rejected("signature " + std::to_string(i) + " by key " +
+                      hex_encode(ByteView(sig.public_key).first(8)) +
+                      "… does not verify over the DSSE PAE of the body");
+    }
+    out.signers.push_back(sig.public_key);
+  }
+  out.body = std::move(body.value());
+  return out;
+}
+
+}  // namespace evl

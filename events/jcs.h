@@ -1,0 +1,38 @@
+// events/jcs.h — RFC 8785 JSON Canonicalization Scheme (JCS): the bytes evledger hashes.
+//
+// The canonical form of a value: no whitespace; object members sorted by their keys' UTF-16
+// code units (which differs from UTF-8 byte order when a key holds both U+E000..U+FFFF and
+// characters above U+FFFF); strings with only \" \\ \b \t \n \f \r and \u00xx (lowercase hex,
+// for the other controls) escaped and every other character as literal UTF-8; numbers in
+// ECMAScript Number::toString form (1e+21, 0.000001, 1e-7, 100, -0 as 0); arrays in order.
+//
+// Preconditions (a Json from parse_json always meets them; violating them is a bug, caught by
+// EVL_ASSERT): numbers are finite, object keys are unique, strings are valid UTF-8.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "events/json.h"
+#include "events/status.h"
+
+namespace evl {
+
+// The canonical text of a value.
+std::string jcs_serialize(const Json& value);
+// Appends the canonical text of a value to out (saves a copy when building larger texts).
+void jcs_append(std::string& out, const Json& value);
+
+// Parses with parse_json (whose errors it returns unchanged) and serializes canonically.
+Result<std::string> jcs_canonicalize(std::string_view json_text, const JsonLimits& limits = {});
+
+// ECMAScript Number::toString of a finite double: the shortest text that reads back as the same
+// double, e.g. 0.1, 100, 1e+21, 1.5e-7, 0.000010048658277929109; -0 is "0".
+std::string jcs_number(double value);
+
+// True when key a sorts before key b in JCS order (UTF-16 code units); both valid UTF-8.
+bool jcs_key_less(std::string_view a, std::string_view b);
+
+}  // namespace evl
