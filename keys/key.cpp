@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "events/sha256.h"
+#include "keys/note.h"
 
 namespace evl {
 
@@ -19,12 +20,12 @@ namespace {
 constexpr size_t kSeedBytes = crypto_sign_SEEDBYTES;
 constexpr std::string_view kSecretPrefix = "PRIVATE+KEY+";
 
-// Splits "a+b+c" at the last two '+' (names cannot hold '+', so any split is unambiguous).
+// Splits "a+b+c" at the first two '+': names cannot hold '+', but base64 can.
 bool split3(std::string_view text, std::string_view& a, std::string_view& b, std::string_view& c) {
-  size_t p2 = text.rfind('+');
-  if (p2 == std::string_view::npos || p2 == 0) return false;
-  size_t p1 = text.rfind('+', p2 - 1);
+  size_t p1 = text.find('+');
   if (p1 == std::string_view::npos) return false;
+  size_t p2 = text.find('+', p1 + 1);
+  if (p2 == std::string_view::npos) return false;
   a = text.substr(0, p1);
   b = text.substr(p1 + 1, p2 - p1 - 1);
   c = text.substr(p2 + 1);
@@ -53,6 +54,10 @@ Status check_key_name(std::string_view name) {
       return rejected("key name '" + std::string(name) +
                       "' has a space, a control character or '+', which C2SP notes forbid");
     }
+  }
+  if (!is_valid_note_key_name(name)) {
+    return rejected("key name '" + std::string(name) +
+                    "' is not UTF-8 or has a Unicode space, which C2SP notes forbid");
   }
   return Status::ok();
 }
@@ -167,7 +172,8 @@ Result<SecretKey> SecretKey::parse(std::string_view text) {
   }
   auto key = from_seed(std::string(name), ByteView(raw->data() + 1, kSeedBytes));
   sodium_memzero(raw->data(), raw->size());
-  sodium_memzero(line.data(), line.size());
+  // Zero only the seed's text: name and id_hex point into `line` and are read below.
+  sodium_memzero(line.data() + (seed_b64.data() - line.data()), seed_b64.size());
   if (!key) return key;
   if (hex_encode(key->id()) != id_hex) {
     return rejected("secret key '" + std::string(name) + "': key id " + std::string(id_hex) +
