@@ -1,0 +1,117 @@
+// ledger/internal/lmdb.h — RAII around LMDB for the ledger's .cpp files only.
+//
+// Lifetimes (from lmdb.h): a value returned by get() or a cursor is valid only until the end of
+// its transaction or the next write in it. A Txn aborts in its destructor unless committed.
+// Read transactions are MDB_NOTLS-friendly: any thread may use one, one thread at a time.
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "events/bytes.h"
+#include "events/status.h"
+
+namespace evl::lmdb {
+
+inline Status error(int rc, const std::string& what) {
+  return io_error(what + ": " + mdb_strerror(rc));
+}
+
+inline MDB_val val(ByteView b) {
+  return MDB_val{b.size(), const_cast<uint8_t*>(b.data())};
+}
+inline MDB_val val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+inline ByteView view(const MDB_val& v) {
+  return ByteView(static_cast<const uint8_t*>(v.mv_data), v.mv_size);
+}
+
+class Txn {
+ public:
+  Txn() = default;
+  Txn(const Txn&) = delete;
+  Txn& operator=(const Txn&) = delete;
+  Txn(Txn&& o) noexcept : txn_(o.txn_) { o.txn_ = nullptr; }
+  Txn& operator=(Txn&& o) noexcept {
+    if (this != &o) {
+      abort();
+      txn_ = o.txn_;
+      o.txn_ = nullptr;
+    }
+    return *this;
+  }
+  ~Txn() { abort(); }
+
+  static Result<Txn> begin(MDB_env* env, bool write) {
+    Txn t;
+    int rc = mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &t.txn_);
+    if (rc != 0) return error(rc, write ? "cannot begin a write transaction"
+                                        : "cannot begin a read transaction");
+    return t;
+  }
+
+  MDB_txn* get() const { return txn_; }
+
+  // Makes the transaction durable (fsync unless the environment says otherwise).
+  Status commit() {
+    int rc = mdb_txn_commit(txn_);
+    txn_ = nullptr;
+    return rc == 0 ? Status::ok() : error(rc, "cannot commit");
+  }
+  // As commit(), returning the raw LMDB code (MDB_MAP_FULL is worth a retry).
+  int commit_code() {
+    int rc = mdb_txn_commit(txn_);
+    txn_ = nullptr;
+    return rc;
+  }
+  void abort() {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+    txn_ = nullptr;
+  }
+
+  // kNotFound when the key is absent. The view is valid until the transaction ends.
+  Result<ByteView> get(MDB_dbi dbi, ByteView key) const {
+    MDB_val k = val(key), v;
+    int rc = mdb_get(txn_, dbi, &k, &v);
+    if (rc == MDB_NOTFOUND) return not_found("no such key");
+    if (rc != 0) return error(rc, "read failed");
+    return view(v);
+  }
+
+  // Returns the raw LMDB code so that the caller can tell MDB_KEYEXIST and MDB_MAP_FULL apart.
+  int put(MDB_dbi dbi, ByteView key, ByteView value, unsigned flags) {
+    MDB_val k = val(key), v = val(value);
+    return mdb_put(txn_, dbi, &k, &v, flags);
+  }
+
+ private:
+  MDB_txn* txn_ = nullptr;
+};
+
+class Cursor {
+ public:
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+  ~Cursor() {
+    if (cursor_ != nullptr) mdb_cursor_close(cursor_);
+  }
+  static Result<std::unique_ptr<Cursor>> open(const Txn& txn, MDB_dbi dbi) {
+    MDB_cursor* c = nullptr;
+    int rc = mdb_cursor_open(txn.get(), dbi, &c);
+    if (rc != 0) return error(rc, "cannot open a cursor");
+    return std::unique_ptr<Cursor>(new Cursor(c));
+  }
+  // MDB_SET_RANGE, MDB_NEXT, MDB_LAST...; returns the LMDB code (MDB_NOTFOUND at the end).
+  int get(MDB_val& key, MDB_val& value, MDB_cursor_op op) {
+    return mdb_cursor_get(cursor_, &key, &value, op);
+  }
+
+ private:
+  explicit Cursor(MDB_cursor* c) : cursor_(c) {}
+  MDB_cursor* cursor_;
+};
+
+}  // namespace evl::lmdb

@@ -1,0 +1,76 @@
+// ledger/ledger.h — the append-only log of signed events, stored in LMDB.
+//
+// Append is validate → sequence → store. Stateless checks (canonical bytes, signatures) run in
+// parallel before the single writer; the writer checks key policy at each entry's position,
+// assigns dense indices inside one LMDB write transaction for many entries (group commit) and
+// acknowledges only after that transaction commits durably. A killed process leaves the log as
+// of its last commit: never half an entry.
+//
+// Thread safety: one Ledger may be shared by many threads. append() may be called concurrently
+// (calls are merged into shared commits); reads run concurrently, each in its own snapshot.
+// One process at a time may open a ledger directory for writing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "events/event.h"
+#include "keys/policy.h"
+
+namespace evl {
+
+// The on-disk format this evledger reads and writes ("meta" database, key "format").
+inline constexpr std::string_view kLedgerFormat = "evledger-ledger-v1";
+
+struct OpenOptions {
+  std::string dir;             // the ledger directory (LMDB files live in <dir>/db)
+  bool create = false;         // create an empty ledger when the directory has none
+  bool read_only = false;      // open for reading; append() then fails with kUsage
+  uint64_t map_size = 64ull << 30;  // initial LMDB map size; grown on MDB_MAP_FULL
+  unsigned verify_threads = 0;      // 0: one per hardware thread
+};
+
+struct AppendOutcome {
+  Status status;         // ok, or why the entry was rejected (nothing of it was stored)
+  uint64_t index = 0;    // valid when ok
+  bool added = false;    // false when the event was already in the log at `index`
+  Digest id{};           // the event id, when the entry decoded
+};
+
+// Visits one stored entry; the bytes are valid only during the call. Return a non-ok Status to
+// stop the scan with that Status.
+using EntryVisitor = std::function<Status(uint64_t index, ByteView entry)>;
+
+class Ledger {
+ public:
+  virtual ~Ledger() = default;
+
+  static Result<std::unique_ptr<Ledger>> open(const OpenOptions& options);
+
+  // Validates, sequences and durably stores a batch. One outcome per entry, in order; a
+  // rejected entry takes no index. An event already present returns its first index.
+  [[nodiscard]] virtual std::vector<AppendOutcome> append(std::span<const Bytes> batch) = 0;
+
+  // Number of entries (the next index).
+  virtual uint64_t size() const = 0;
+  virtual const std::string& dir() const = 0;
+
+  [[nodiscard]] virtual Result<Bytes> entry(uint64_t index) const = 0;
+  [[nodiscard]] virtual Result<uint64_t> find(const Digest& id) const = 0;
+
+  // Visits entries [from, to) in one snapshot, in index order.
+  [[nodiscard]] virtual Status scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const = 0;
+
+  // The number of id→index records; equals size() in a sound ledger.
+  [[nodiscard]] virtual Result<uint64_t> id_count() const = 0;
+
+  // A copy of the key state at the current size.
+  virtual KeyPolicy policy() const = 0;
+};
+
+}  // namespace evl

@@ -1,0 +1,72 @@
+#include "ledger/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <latch>
+#include <memory>
+
+namespace evl {
+
+ThreadPool::ThreadPool(unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { run(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::run() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void ThreadPool::parallel_for(size_t n, const std::function<void(size_t)>& fn) {
+  if (n == 0) return;
+  // Small inputs run inline: waking a worker costs more than one signature check.
+  size_t parts = std::min<size_t>(size(), (n + 7) / 8);
+  if (parts <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  // Work is claimed in small blocks so that a slow part does not hold the others back.
+  auto next = std::make_shared<std::atomic<size_t>>(0);
+  constexpr size_t kBlock = 16;
+  auto work = [next, n, &fn] {
+    for (;;) {
+      size_t begin = next->fetch_add(kBlock);
+      if (begin >= n) return;
+      size_t end = std::min(n, begin + kBlock);
+      for (size_t i = begin; i < end; ++i) fn(i);
+    }
+  };
+  std::latch done(static_cast<std::ptrdiff_t>(parts - 1));
+  {
+    std::lock_guard lock(mu_);
+    for (size_t p = 1; p < parts; ++p) {
+      tasks_.emplace_back([&work, &done] {
+        work();
+        done.count_down();
+      });
+    }
+  }
+  cv_.notify_all();
+  work();
+  done.wait();
+}
+
+}  // namespace evl

@@ -1,0 +1,43 @@
+// ledger/thread_pool.h — a fixed pool of worker threads for data-parallel checks.
+//
+// parallel_for splits [0, n) into contiguous ranges, runs them on the workers and the calling
+// thread, and returns when all are done. Used for signature verification before the writer and
+// in the audit.
+//
+// Thread safety: parallel_for may be called from several threads; calls share the workers.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace evl {
+
+class ThreadPool {
+ public:
+  // threads == 0: one per hardware thread (the caller counts as one).
+  explicit ThreadPool(unsigned threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  // Calls fn(i) for every i in [0, n). fn must not throw.
+  void parallel_for(size_t n, const std::function<void(size_t)>& fn);
+
+ private:
+  void run();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace evl
