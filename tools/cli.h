@@ -1,0 +1,83 @@
+// tools/cli.h — what every evledger subcommand shares: argument parsing, exit codes, output.
+//
+// Exit codes: 0 ok, 1 rejected or failed verification, 2 usage, 3 I/O or environment.
+// Thread safety: used from main()'s thread only.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "events/status.h"
+
+namespace evl::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRejected = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitIo = 3;
+
+int exit_code(Code code);
+
+// Prints "evledger: <message>" to stderr and returns the exit code for the Status.
+int fail(const Status& status);
+
+struct OptionSpec {
+  std::string name;         // without the leading dashes
+  bool takes_value = true;  // false: a flag
+};
+
+// Parsed arguments of one subcommand. Options may be given as --name VALUE or --name=VALUE
+// and repeated; "--" ends options; a lone "-" is a positional (standard input).
+class Args {
+ public:
+  static Result<Args> parse(const std::vector<std::string>& argv,
+                            const std::vector<OptionSpec>& specs);
+
+  bool help() const { return help_; }
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::optional<std::string> get(const std::string& name) const;
+  std::vector<std::string> all(const std::string& name) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+  // The option's value or a usage error naming it.
+  Result<std::string> require(const std::string& name) const;
+  // An unsigned decimal option, or `fallback` when absent.
+  Result<uint64_t> get_u64(const std::string& name, uint64_t fallback) const;
+
+ private:
+  bool help_ = false;
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> positional_;
+};
+
+// Runs a subcommand body: prints `usage` for --help, maps parse errors to exit 2.
+using CommandFn = int (*)(const Args& args);
+int run_command(const std::vector<std::string>& argv, const std::vector<OptionSpec>& specs,
+                const char* usage, CommandFn fn);
+
+// Reads a whole file ("-" is standard input).
+Result<std::string> read_input(const std::string& path);
+// Writes bytes to a file (created 0644, replaced) or to standard output for "-".
+Status write_output(const std::string& path, std::string_view bytes);
+
+// A one-line progress bar on stderr, silent when stderr is not a terminal.
+class Progress {
+ public:
+  Progress(std::string label, uint64_t total);
+  ~Progress();
+  void update(uint64_t done);
+
+ private:
+  std::string label_;
+  uint64_t total_;
+  bool tty_;
+  int64_t last_ms_ = 0;
+};
+
+int64_t now_ms();
+
+}  // namespace evl::cli

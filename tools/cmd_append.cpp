@@ -1,0 +1,128 @@
+// evledger append — append signed entries from files or a length-prefixed stream.
+#include <cstdio>
+#include <iostream>
+
+#include "tools/commands.h"
+#include "tools/ledger_cli.h"
+
+namespace evl::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: evledger append --ledger DIR [--json] FILE...\n"
+    "       evledger append --ledger DIR [--json] -\n"
+    "\n"
+    "Appends entries: each FILE holds one entry (canonical SignedEvent bytes, as evledger sign\n"
+    "writes them); '-' reads a stream of entries from standard input, each preceded by its\n"
+    "length as a big-endian uint16 (the C2SP entry-bundle framing). Entries are verified in\n"
+    "parallel and committed in groups; an event already present keeps its index. Prints one\n"
+    "line per entry. Exit status 1 when any entry was rejected (the others are appended).\n";
+
+// Reads up to `max` length-prefixed entries from stdin; false at a clean end of input.
+Result<bool> read_stream(std::vector<Bytes>& out, size_t max) {
+  while (out.size() < max) {
+    uint8_t len_bytes[2];
+    size_t got = std::fread(len_bytes, 1, 2, stdin);
+    if (got == 0 && std::feof(stdin)) return false;
+    if (got != 2) return rejected("standard input ends inside an entry's length prefix");
+    size_t len = static_cast<size_t>(len_bytes[0]) << 8 | len_bytes[1];
+    Bytes entry(len);
+    if (len > 0 && std::fread(entry.data(), 1, len, stdin) != len) {
+      return rejected("standard input ends inside an entry: expected " + std::to_string(len) +
+                      " bytes");
+    }
+    out.push_back(std::move(entry));
+  }
+  return true;
+}
+
+struct Totals {
+  uint64_t added = 0, present = 0, rejected = 0;
+};
+
+void report(const std::vector<std::string>& names, const std::vector<AppendOutcome>& outcomes,
+            bool json, Totals& totals) {
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& o = outcomes[i];
+    if (!o.status) {
+      ++totals.rejected;
+      std::fprintf(stderr, "evledger: %s: rejected: %s\n", names[i].c_str(),
+                   o.status.message().c_str());
+      if (json) {
+        std::printf("{\"entry\":\"%s\",\"status\":\"rejected\"}\n", names[i].c_str());
+      }
+      continue;
+    }
+    ++(o.added ? totals.added : totals.present);
+    if (json) {
+      std::printf("{\"entry\":\"%s\",\"status\":\"%s\",\"index\":%llu,\"id\":\"%s\"}\n",
+                  names[i].c_str(), o.added ? "added" : "present",
+                  static_cast<unsigned long long>(o.index), digest_text(o.id).c_str());
+    } else {
+      std::printf("%s: %s at index %llu %s\n", names[i].c_str(),
+                  o.added ? "appended" : "already present",
+                  static_cast<unsigned long long>(o.index), digest_text(o.id).c_str());
+    }
+  }
+}
+
+int run(const Args& args) {
+  if (args.positional().empty()) return fail(usage_error("append needs FILE... or -"));
+  bool from_stdin = args.positional().size() == 1 && args.positional()[0] == "-";
+  std::vector<Bytes> batch;
+  std::vector<std::string> names;
+  if (!from_stdin) {
+    for (const auto& path : args.positional()) {
+      if (path == "-") return fail(usage_error("'-' cannot be mixed with files"));
+      auto bytes = read_input(path);
+      if (!bytes) return fail(bytes.error());
+      batch.emplace_back(bytes->begin(), bytes->end());
+      names.push_back(path);
+    }
+  }
+  auto ledger = open_ledger(args, true);
+  if (!ledger) return fail(ledger.error());
+  Totals totals;
+  bool json = args.has("json");
+  if (!from_stdin) {
+    report(names, (*ledger)->append(batch), json, totals);
+  } else {
+    constexpr size_t kStreamBatch = 16384;  // bounded memory for any stream length
+    uint64_t position = 0;
+    for (bool more = true; more;) {
+      batch.clear();
+      auto r = read_stream(batch, kStreamBatch);
+      if (!r) {
+        std::fprintf(stderr, "evledger: entry %llu of the stream: %s (entries before it were "
+                     "processed)\n", static_cast<unsigned long long>(position + batch.size()),
+                     r.error().message().c_str());
+        totals.rejected++;
+        more = false;
+      } else {
+        more = *r;
+      }
+      names.clear();
+      for (size_t i = 0; i < batch.size(); ++i) {
+        names.push_back("stream entry " + std::to_string(position + i));
+      }
+      report(names, (*ledger)->append(batch), json, totals);
+      position += batch.size();
+    }
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "%llu appended, %llu already present, %llu rejected; ledger size %llu\n",
+               static_cast<unsigned long long>(totals.added),
+               static_cast<unsigned long long>(totals.present),
+               static_cast<unsigned long long>(totals.rejected),
+               static_cast<unsigned long long>((*ledger)->size()));
+  return totals.rejected == 0 ? kExitOk : kExitRejected;
+}
+
+}  // namespace
+
+int cmd_append(const std::vector<std::string>& argv) {
+  return run_command(argv, {{"ledger"}, {"json", false}}, kUsage, run);
+}
+
+}  // namespace evl::cli

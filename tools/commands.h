@@ -1,0 +1,19 @@
+// tools/commands.h — the evledger subcommands, one file each.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace evl::cli {
+
+// Each takes the arguments after its own name and returns the process exit code.
+int cmd_init(const std::vector<std::string>& argv);
+int cmd_key(const std::vector<std::string>& argv);
+int cmd_append(const std::vector<std::string>& argv);
+int cmd_sign(const std::vector<std::string>& argv);
+int cmd_get(const std::vector<std::string>& argv);
+int cmd_log(const std::vector<std::string>& argv);
+int cmd_verify(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
+
+}  // namespace evl::cli

@@ -1,0 +1,70 @@
+// evledger — the command-line tool. Thin: parse, call the library, render, exit code.
+#include <sodium.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>&);
+};
+
+const Command kCommands[] = {
+    {"init", "create a ledger with its log key, first admin key and genesis", evl::cli::cmd_init},
+    {"key", "make key pairs; grant, revoke and list keys", evl::cli::cmd_key},
+    {"sign", "turn a canonical event body into a signed entry", evl::cli::cmd_sign},
+    {"append", "append signed entries from files or a stream", evl::cli::cmd_append},
+    {"get", "print one entry by id or index", evl::cli::cmd_get},
+    {"log", "list entries", evl::cli::cmd_log},
+    {"verify", "re-check every entry, signature and key-policy decision", evl::cli::cmd_verify},
+    {"bench", "measure throughput against this machine's limits", evl::cli::cmd_bench},
+};
+
+void usage(std::FILE* out) {
+  std::fputs("usage: evledger COMMAND [OPTIONS]\n\n"
+             "An append-only ledger of signed evidence about GPU-kernel benchmark results.\n\n"
+             "commands:\n", out);
+  for (const auto& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  std::fputs("\n'evledger COMMAND --help' describes each. Exit status: 0 ok, 1 rejected or\n"
+             "failed verification, 2 usage, 3 I/O or environment.\n", out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (sodium_init() < 0) {
+    std::fprintf(stderr, "evledger: libsodium could not initialise\n");
+    return evl::cli::kExitIo;
+  }
+  if (argc < 2) {
+    usage(stderr);
+    return evl::cli::kExitUsage;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(stdout);
+    return evl::cli::kExitOk;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& c : kCommands) {
+    if (name != c.name) continue;
+    try {
+      return c.run(args);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "evledger bug: unexpected exception in %s: %s\n", c.name, e.what());
+      return evl::cli::kExitIo;
+    }
+  }
+  std::fprintf(stderr, "evledger: unknown command '%s'\n\n", name.c_str());
+  usage(stderr);
+  return evl::cli::kExitUsage;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what evledger needs from Debian 12's packages, skipping what is already there.
+# Runs apt-get as root, or through sudo for a normal user.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config ccache
+  liblmdb-dev lmdb-utils
+  capnproto libcapnp-dev
+  libsodium-dev libssl-dev openssl
+  nlohmann-json3-dev libdouble-conversion-dev libyaml-cpp-dev
+  libboost-dev catch2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo="sudo"
+fi
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
