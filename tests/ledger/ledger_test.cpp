@@ -1,0 +1,429 @@
+#include "ledger/ledger.h"
+
+#include <lmdb.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <thread>
+
+#include "keys/signer.h"
+#include "ledger/audit.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/test_support.h"
+
+namespace evl {
+namespace {
+
+using test::Cast;
+using test::TempDir;
+
+std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool create = true,
+                                    uint64_t map_size = 64ull << 30) {
+  OpenOptions options;
+  options.dir = dir.str();
+  options.create = create;
+  options.map_size = map_size;
+  auto ledger = Ledger::open(options);
+  if (!ledger) FAIL("open failed: " << ledger.error().message());
+  return std::move(ledger.value());
+}
+
+std::vector<AppendOutcome> append(Ledger& ledger, std::vector<Bytes> entries) {
+  return ledger.append(entries);
+}
+
+AppendOutcome append_one(Ledger& ledger, Bytes entry) {
+  return append(ledger, {std::move(entry)}).at(0);
+}
+
+void append_prologue(Ledger& ledger, const Cast& cast) {
+  for (const auto& o : ledger.append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+}
+
+// Runs `fn` in a write transaction on the raw LMDB environment of a closed ledger.
+template <typename Fn>
+void with_raw_lmdb(const TempDir& dir, const char* db_name, Fn&& fn) {
+  MDB_env* env = nullptr;
+  REQUIRE(mdb_env_create(&env) == 0);
+  mdb_env_set_maxdbs(env, 16);
+  mdb_env_set_mapsize(env, 64ull << 30);
+  REQUIRE(mdb_env_open(env, (dir.str() + "/db").c_str(), 0, 0644) == 0);
+  MDB_txn* txn = nullptr;
+  REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
+  MDB_dbi dbi;
+  REQUIRE(mdb_dbi_open(txn, db_name, 0, &dbi) == 0);
+  fn(txn, dbi);
+  REQUIRE(mdb_txn_commit(txn) == 0);
+  mdb_env_close(env);
+}
+
+Bytes read_raw(MDB_txn* txn, MDB_dbi dbi, uint64_t index) {
+  auto key = u64_be(index);
+  MDB_val k{8, key.data()}, v;
+  REQUIRE(mdb_get(txn, dbi, &k, &v) == 0);
+  const auto* p = static_cast<const uint8_t*>(v.mv_data);
+  return Bytes(p, p + v.mv_size);
+}
+
+void write_raw(MDB_txn* txn, MDB_dbi dbi, uint64_t index, const Bytes& value) {
+  auto key = u64_be(index);
+  MDB_val k{8, key.data()}, v{value.size(), const_cast<uint8_t*>(value.data())};
+  REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+}
+
+TEST_CASE("a new ledger takes the genesis at index 0 and keeps it across reopening",
+          "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  {
+    auto ledger = open_ledger(dir);
+    CHECK(ledger->size() == 0);
+    append_prologue(*ledger, cast);
+    CHECK(ledger->size() == 5);
+  }
+  auto ledger = open_ledger(dir, false);
+  CHECK(ledger->size() == 5);
+  KeyPolicy policy = ledger->policy();
+  REQUIRE(policy.genesis());
+  CHECK(policy.genesis()->origin == std::string(test::kTestOrigin));
+  REQUIRE(policy.find(cast.importer.public_key()) != nullptr);
+  CHECK(policy.find(cast.importer.public_key())->has_role(Role::kImporter));
+  auto entry = ledger->entry(0);
+  REQUIRE(entry);
+  CHECK(*entry == cast.prologue_entries()[0]);
+}
+
+TEST_CASE("appending the same event twice returns the first index and writes nothing",
+          "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  Bytes obs = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode"));
+  auto first = append_one(*ledger, obs);
+  REQUIRE(first.status.is_ok());
+  CHECK(first.added);
+  auto again = append(*ledger, {obs, obs});
+  for (const auto& o : again) {
+    CHECK(o.status.is_ok());
+    CHECK_FALSE(o.added);
+    CHECK(o.index == first.index);
+  }
+  CHECK(ledger->size() == first.index + 1);
+  CHECK(ledger->id_count().value() == ledger->size());
+}
+
+TEST_CASE("a duplicate inside one batch takes the index of its first copy",
+          "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  Bytes a = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "1"));
+  Bytes b = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "2"));
+  auto out = append(*ledger, {a, b, a});
+  CHECK(out[0].added);
+  CHECK(out[1].added);
+  CHECK_FALSE(out[2].added);
+  CHECK(out[2].index == out[0].index);
+  CHECK(out[1].index == out[0].index + 1);
+}
+
+TEST_CASE("rejected entries take no index and the rest of the batch stays dense",
+          "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  Bytes good1 = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "1"));
+  Bytes out_of_scope =
+      test::signed_entry(cast.importer, test::observation_body(cast.importer, "flashinfer", "2"));
+  Bytes bad_sig = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "3"));
+  bad_sig[bad_sig.size() - 1] ^= 0x01;  // the last byte belongs to the signature
+  Bytes good2 = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "4"));
+  auto out = append(*ledger, {good1, out_of_scope, bad_sig, good2});
+  REQUIRE(out[0].status.is_ok());
+  CHECK(out[1].status.code() == Code::kRejected);
+  CHECK_THAT(out[1].status.message(), Catch::Contains("importer.example.org") &&
+                                          Catch::Contains("flashinfer") &&
+                                          Catch::Contains("gpumode, sol-execbench"));
+  CHECK(out[2].status.code() == Code::kRejected);
+  CHECK_THAT(out[2].status.message(), Catch::Contains("does not verify"));
+  REQUIRE(out[3].status.is_ok());
+  CHECK(out[3].index == out[0].index + 1);
+  CHECK(ledger->size() == out[3].index + 1);
+  CHECK(ledger->id_count().value() == ledger->size());
+}
+
+TEST_CASE("a second genesis is rejected and changes nothing", "[ledger][policy]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  auto out = append_one(*ledger, test::signed_entry(
+      cast.admin, test::genesis_body(cast.admin, cast.log.public_key(), {}, "other.example/log")));
+  CHECK(out.status.code() == Code::kRejected);
+  CHECK_THAT(out.status.message(), Catch::Contains("second genesis"));
+  CHECK(ledger->size() == 5);
+}
+
+TEST_CASE("index 0 takes nothing but a genesis", "[ledger][policy]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  auto out = append_one(*ledger, test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode")));
+  CHECK(out.status.code() == Code::kRejected);
+  CHECK_THAT(out.status.message(), Catch::Contains("index 0 must hold the genesis"));
+  CHECK(ledger->size() == 0);
+}
+
+TEST_CASE("events by unknown or revoked keys are rejected with the key's name and the reason",
+          "[ledger][policy]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  SecretKey stranger = test::test_key("stranger.example.org", 0x77);
+  auto out = append_one(*ledger, test::signed_entry(stranger, test::attestation_body(stranger, test::test_digest("run"))));
+  CHECK(out.status.code() == Code::kRejected);
+  CHECK_THAT(out.status.message(), Catch::Contains("is not a key of this ledger"));
+
+  auto before = append_one(*ledger, test::signed_entry(cast.attestor, test::attestation_body(cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "before")));
+  REQUIRE(before.status.is_ok());
+  REQUIRE(append_one(*ledger, test::signed_entry(cast.admin, test::revoke_body(cast.admin, cast.attestor.public_key(), RevokeReason::kRetired))).status.is_ok());
+  auto after = append_one(*ledger, test::signed_entry(cast.attestor, test::attestation_body(cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "after")));
+  CHECK(after.status.code() == Code::kRejected);
+  CHECK_THAT(after.status.message(), Catch::Contains("attestor.example.org") &&
+                                         Catch::Contains("was revoked at index") &&
+                                         Catch::Contains("retired"));
+  // Forward-only: the attestation before the revocation stands.
+  CHECK(audit_ledger(*ledger).status.is_ok());
+  CHECK_FALSE(ledger->policy().void_cause(cast.attestor.public_key(), before.index));
+}
+
+TEST_CASE("an entry over 65,535 bytes is rejected with the limit", "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  EventBody body = test::manifest_body(cast.importer, std::string(70000, 'x'));
+  SignedEvent big;
+  big.body = encode_body(body);
+  big.signatures.push_back({cast.importer.public_key(),
+                            cast.importer.sign(pae(kEventPayloadType, big.body))});
+  auto out = append_one(*ledger, encode_entry(big));
+  CHECK(out.status.code() == Code::kRejected);
+  CHECK_THAT(out.status.message(), Catch::Contains("65535"));
+  CHECK(ledger->size() == 5);
+}
+
+TEST_CASE("a ledger directory of an unknown format version is refused", "[ledger][open]") {
+  TempDir dir;
+  Cast cast;
+  { append_prologue(*open_ledger(dir), cast); }
+  with_raw_lmdb(dir, "meta", [](MDB_txn* txn, MDB_dbi dbi) {
+    std::string key = "format", value = "evledger-ledger-v99";
+    MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
+    REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+  });
+  OpenOptions options;
+  options.dir = dir.str();
+  auto ledger = Ledger::open(options);
+  REQUIRE_FALSE(ledger);
+  CHECK(ledger.error().code() == Code::kRejected);
+  CHECK_THAT(ledger.error().message(), Catch::Contains("evledger-ledger-v99") &&
+                                           Catch::Contains("evledger-ledger-v1"));
+}
+
+TEST_CASE("opening a directory without a ledger says how to create one", "[ledger][open]") {
+  TempDir dir;
+  OpenOptions options;
+  options.dir = dir.str() + "/nothing-here";
+  auto ledger = Ledger::open(options);
+  REQUIRE_FALSE(ledger);
+  CHECK(ledger.error().code() == Code::kIo);
+  CHECK_THAT(ledger.error().message(), Catch::Contains("evledger init"));
+}
+
+TEST_CASE("only one writer may open a ledger; readers may open it alongside",
+          "[ledger][open]") {
+  TempDir dir;
+  auto writer = open_ledger(dir);
+  OpenOptions options;
+  options.dir = dir.str();
+  auto second = Ledger::open(options);
+  REQUIRE_FALSE(second);
+  CHECK_THAT(second.error().message(), Catch::Contains("open for writing by another process"));
+  options.read_only = true;
+  auto reader = Ledger::open(options);
+  REQUIRE(reader);
+  Cast cast;
+  auto out = (*reader)->append(cast.prologue_entries());
+  CHECK(out[0].status.code() == Code::kUsage);
+}
+
+TEST_CASE("concurrent appenders share commits and get dense, unique indices",
+          "[ledger][append][concurrency]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  constexpr int kThreads = 4, kPerThread = 200;
+  std::vector<std::vector<uint64_t>> indices(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        auto body = test::observation_body(cast.importer, "gpumode",
+                                           std::to_string(t * 1000 + i));
+        auto o = append_one(*ledger, test::signed_entry(cast.importer, body));
+        if (o.status.is_ok()) indices[t].push_back(o.index);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<uint64_t> all;
+  for (const auto& v : indices) all.insert(v.begin(), v.end());
+  CHECK(all.size() == kThreads * kPerThread);
+  CHECK(*all.begin() == 5);
+  CHECK(*all.rbegin() == 5 + kThreads * kPerThread - 1);
+  CHECK(audit_ledger(*ledger).status.is_ok());
+}
+
+TEST_CASE("the map grows when it is full and nothing is lost", "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir, true, 1 << 20);  // 1 MiB: full after a few hundred entries
+  append_prologue(*ledger, cast);
+  std::vector<Bytes> batch;
+  for (int i = 0; i < 3000; ++i) {
+    batch.push_back(test::signed_entry(
+        cast.importer, test::manifest_body(cast.importer, "{\"n\":" + std::to_string(i) + ",\"pad\":\"" + std::string(400, 'p') + "\"}")));
+  }
+  for (const auto& o : ledger->append(batch)) REQUIRE(o.status.is_ok());
+  CHECK(ledger->size() == 3005);
+  CHECK(audit_ledger(*ledger).status.is_ok());
+}
+
+TEST_CASE("a killed appender never leaves half an entry and loses nothing acknowledged",
+          "[ledger][crash]") {
+  TempDir dir;
+  Cast cast;
+  { append_prologue(*open_ledger(dir), cast); }
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    OpenOptions options;
+    options.dir = dir.str();
+    auto ledger = Ledger::open(options);
+    if (!ledger) ::_exit(3);
+    for (uint64_t i = 0;; ++i) {
+      std::vector<Bytes> batch;
+      for (int j = 0; j < 50; ++j) {
+        batch.push_back(test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", std::to_string(i * 50 + j))));
+      }
+      uint64_t last = 0;
+      for (const auto& o : (*ledger)->append(batch)) {
+        if (!o.status.is_ok()) ::_exit(4);
+        last = o.index;
+      }
+      // Acknowledged: tell the parent the highest index that is durable.
+      if (::write(pipe_fds[1], &last, sizeof last) != sizeof last) ::_exit(5);
+    }
+  }
+  ::close(pipe_fds[1]);
+  uint64_t acknowledged = 0, value = 0;
+  for (int reads = 0; reads < 20 && ::read(pipe_fds[0], &value, sizeof value) == sizeof value;
+       ++reads) {
+    acknowledged = value;
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  while (::read(pipe_fds[0], &value, sizeof value) == sizeof value) acknowledged = value;
+  ::close(pipe_fds[0]);
+  REQUIRE(acknowledged > 5);
+
+  auto ledger = open_ledger(dir, false);
+  CHECK(ledger->size() > acknowledged);
+  AuditReport report = audit_ledger(*ledger);
+  CHECK(report.status.is_ok());
+  CHECK(report.entries == ledger->size());
+}
+
+TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamper]") {
+  TempDir dir;
+  Cast cast;
+  {
+    auto ledger = open_ledger(dir);
+    append_prologue(*ledger, cast);
+    for (int i = 0; i < 10; ++i) {
+      REQUIRE(append_one(*ledger, test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", std::to_string(i)))).status.is_ok());
+    }
+  }
+  SECTION("a flipped byte in an entry's body") {
+    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+      Bytes e = read_raw(txn, dbi, 9);
+      e[e.size() / 2] ^= 0x20;
+      write_raw(txn, dbi, 9, e);
+    });
+    auto report = audit_ledger(*open_ledger(dir, false));
+    CHECK(report.status.code() == Code::kCorrupt);
+    REQUIRE(report.failed_index);
+    CHECK(*report.failed_index == 9);
+  }
+  SECTION("two entries swapped") {
+    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+      Bytes a = read_raw(txn, dbi, 7), b = read_raw(txn, dbi, 8);
+      write_raw(txn, dbi, 7, b);
+      write_raw(txn, dbi, 8, a);
+    });
+    auto report = audit_ledger(*open_ledger(dir, false));
+    CHECK(report.status.code() == Code::kCorrupt);
+    REQUIRE(report.failed_index);
+    CHECK(*report.failed_index == 7);
+    CHECK_THAT(report.status.message(), Catch::Contains("recorded at index 8"));
+  }
+  SECTION("a stored signature replaced by zeros") {
+    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+      Bytes e = read_raw(txn, dbi, 12);
+      std::fill(e.end() - 64, e.end(), 0);
+      write_raw(txn, dbi, 12, e);
+    });
+    auto report = audit_ledger(*open_ledger(dir, false));
+    REQUIRE(report.failed_index);
+    CHECK(*report.failed_index == 12);
+    CHECK_THAT(report.status.message(), Catch::Contains("does not verify"));
+  }
+}
+
+TEST_CASE("a compromised key's events from --void-from on are void, not failures",
+          "[ledger][audit][policy]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  uint64_t first_void = 0;
+  for (int i = 0; i < 6; ++i) {
+    auto o = append_one(*ledger, test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", std::to_string(i))));
+    REQUIRE(o.status.is_ok());
+    if (i == 3) first_void = o.index;
+  }
+  auto revoke = append_one(*ledger, test::signed_entry(cast.admin, test::revoke_body(cast.admin, cast.importer.public_key(), RevokeReason::kCompromised, first_void)));
+  REQUIRE(revoke.status.is_ok());
+  AuditReport report = audit_ledger(*ledger);
+  REQUIRE(report.status.is_ok());
+  CHECK(report.voided == 3);
+  REQUIRE_FALSE(report.voided_examples.empty());
+  CHECK(report.voided_examples[0].first == first_void);
+  CHECK_THAT(report.voided_examples[0].second, Catch::Contains("compromised"));
+}
+
+}  // namespace
+}  // namespace evl
