@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace evl {
 
@@ -9,6 +10,14 @@ bool is_valid_utf8(std::string_view text) {
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   const auto* end = p + text.size();
   while (p < end) {
+    // ASCII fast path: eight bytes at a time while none has the high bit set.
+    while (end - p >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      if ((word & 0x8080808080808080ull) != 0) break;
+      p += 8;
+    }
+    if (p == end) break;
     uint8_t c = *p;
     if (c < 0x80) {
       ++p;

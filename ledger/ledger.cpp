@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <shared_mutex>
@@ -36,7 +37,7 @@ constexpr std::string_view kFormatKey = "format";
 // this process (MADV_DONTNEED on a shared file mapping only unmaps them: they stay in the page
 // cache and fault back in when read). Without it the process's resident size grows with the
 // file, because appending touches every page once.
-constexpr uint64_t kTrimMapEvery = 256ull << 20;
+constexpr uint64_t kTrimMapEvery = 32ull << 20;
 
 struct Prepared {
   Status status;        // stateless checks
@@ -380,9 +381,20 @@ void LedgerImpl::trim_map(uint64_t appended) {
   if (bytes_since_trim_ < kTrimMapEvery) return;
   bytes_since_trim_ = 0;
   std::shared_lock lock(resize_mu_);  // the map must not move while we advise on it
-  MDB_envinfo info;
-  if (mdb_env_info(env_, &info) == 0 && info.me_mapaddr != nullptr) {
-    ::madvise(info.me_mapaddr, info.me_mapsize, MADV_DONTNEED);
+  // LMDB does not publish its map's address (me_mapaddr is only set for MDB_FIXEDMAP): find
+  // the mapping of data.mdb in /proc/self/maps.
+  std::string data_file = std::filesystem::canonical(std::filesystem::path(dir_) / "db" /
+                                                     "data.mdb").string();
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() < data_file.size() ||
+        line.compare(line.size() - data_file.size(), data_file.size(), data_file) != 0) {
+      continue;
+    }
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) == 2 && end > begin) {
+      ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    }
   }
 }
 

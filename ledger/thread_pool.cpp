@@ -45,7 +45,7 @@ void ThreadPool::parallel_for(size_t n, const std::function<void(size_t)>& fn) {
   }
   // Work is claimed in small blocks so that a slow part does not hold the others back.
   auto next = std::make_shared<std::atomic<size_t>>(0);
-  constexpr size_t kBlock = 16;
+  constexpr size_t kBlock = 4;
   auto work = [next, n, &fn] {
     for (;;) {
       size_t begin = next->fetch_add(kBlock);
