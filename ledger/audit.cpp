@@ -1,6 +1,12 @@
 #include "ledger/audit.h"
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
 #include "events/observation.h"
+#include "keys/checkpoint.h"
 #include "ledger/thread_pool.h"
 
 namespace evl {
@@ -9,105 +15,383 @@ namespace {
 
 constexpr size_t kAuditChunk = 4096;
 constexpr size_t kVoidExamples = 10;
+constexpr size_t kHashWindow = 65536;  // stored hashes a ledger source reads at a time
 
-struct Checked {
-  Result<CheckedEntry> entry = rejected("unchecked");
-  std::string subject;
+// The compact range of the entries seen so far: it yields Go tlog's stored nodes in order and
+// the root at any size, in O(log n) memory.
+class CompactRange {
+ public:
+  // Adds entry n's leaf; calls emit(level, index, hash) for the leaf and each node it completes.
+  template <typename Emit>
+  Status append(const Hash& leaf, Emit&& emit) {
+    uint64_t n = size_;
+    EVL_RETURN_IF_ERROR(emit(0, n, leaf));
+    stack_.push_back({0, leaf});
+    while (stack_.size() >= 2 && stack_[stack_.size() - 2].level == stack_.back().level) {
+      Node right = stack_.back();
+      stack_.pop_back();
+      Node& left = stack_.back();
+      left.hash = node_hash(left.hash, right.hash);
+      left.level++;
+      EVL_RETURN_IF_ERROR(emit(left.level, n >> left.level, left.hash));
+    }
+    size_++;
+    return Status::ok();
+  }
+
+  Hash root() const {
+    if (stack_.empty()) return empty_tree_hash();
+    Hash h = stack_.back().hash;
+    for (size_t i = stack_.size() - 1; i-- > 0;) h = node_hash(stack_[i].hash, h);
+    return h;
+  }
+
+ private:
+  struct Node {
+    int level;
+    Hash hash;
+  };
+  std::vector<Node> stack_;
+  uint64_t size_ = 0;
 };
+
+struct CheckedChunk {
+  uint64_t from = 0;
+  std::vector<Bytes> bytes;
+  std::vector<Result<CheckedEntry>> entries;
+  std::vector<std::string> subjects;
+  Status status;  // a read failure
+};
+
+class LedgerSource final : public AuditSource {
+ public:
+  explicit LedgerSource(const Ledger& ledger) : ledger_(ledger) {}
+
+  std::string name() const override { return "ledger " + ledger_.dir(); }
+
+  Status scan_checkpoints(const std::function<Status(std::string_view)>& visit) const override {
+    return ledger_.scan_checkpoints([&](uint64_t size, std::string_view note) -> Status {
+      auto body = parse_checkpoint_body(note.substr(0, note.find("\n\n") + 1));
+      if (body && body->size != size) {
+        return corrupt("the checkpoint stored under size " + std::to_string(size) +
+                       " is for size " + std::to_string(body->size));
+      }
+      return visit(note);
+    });
+  }
+
+  Status scan_entries(uint64_t from, uint64_t to, const EntryVisitor& visit) override {
+    return ledger_.scan(from, to, visit);
+  }
+
+  Status check_node(int level, uint64_t n, const Hash& hash, uint64_t) override {
+    uint64_t index = stored_hash_index(level, n);
+    if (index < window_from_ || index >= window_from_ + window_.size()) {
+      window_.clear();
+      window_from_ = index;
+      Status read = ledger_.scan_stored_hashes(
+          index, index + kHashWindow, [&](uint64_t, const Hash& h) {
+            window_.push_back(h);
+            return Status::ok();
+          });
+      // The last window ends early: the tree is shorter than the window, which is fine as
+      // long as this node is there.
+      if (window_.empty()) return read.is_ok() ? corrupt("tree node missing") : read;
+    }
+    const Hash& stored = window_[index - window_from_];
+    if (stored != hash) {
+      return corrupt("stored tree hash of node (level " + std::to_string(level) + ", " +
+                     std::to_string(n) + ") is " + hex_encode(stored) + "; the entries give " +
+                     hex_encode(hash));
+    }
+    return Status::ok();
+  }
+
+  Status check_id(const Digest& id, uint64_t index) const override {
+    auto found = ledger_.find(id);
+    if (!found) {
+      return corrupt("event id " + digest_text(id) +
+                     " has no id record (expected one pointing at this index)");
+    }
+    if (*found != index) {
+      return corrupt("event id " + digest_text(id) + " is recorded at index " +
+                     std::to_string(*found) + ": an event appears twice or its id record is wrong");
+    }
+    return Status::ok();
+  }
+
+  Status finish(uint64_t size) const override {
+    if (ledger_.size() != size) {
+      return corrupt("the log holds " + std::to_string(ledger_.size()) +
+                     " entries but its newest checkpoint covers " + std::to_string(size));
+    }
+    auto ids = ledger_.id_count();
+    if (!ids) return ids.error();
+    if (*ids != size) {
+      return corrupt("the ids database has " + std::to_string(*ids) + " records for " +
+                     std::to_string(size) +
+                     " entries: an id record was added or lost outside the log");
+    }
+    return Status::ok();
+  }
+
+ private:
+  const Ledger& ledger_;
+  std::vector<Hash> window_;
+  uint64_t window_from_ = 0;
+};
+
+class Auditor {
+ public:
+  Auditor(AuditSource& source, const AuditOptions& options)
+      : source_(source), options_(options), pool_(options.threads) {}
+
+  AuditReport run();
+
+ private:
+  Status read_genesis_key();
+  Status read_checkpoints();
+  Status read_saved_checkpoint();
+  Status scan_all();
+  Status process(CheckedChunk& chunk);
+  Status count_voided();
+  CheckedChunk check_chunk(uint64_t from, uint64_t to);
+
+  Status fail_at(uint64_t index, Status status) {
+    report_.failed_index = index;
+    return status.with_context("entry " + std::to_string(index));
+  }
+
+  AuditSource& source_;
+  const AuditOptions& options_;
+  ThreadPool pool_;
+  AuditReport report_;
+  VerifierKey log_key_;
+  std::vector<std::pair<uint64_t, Hash>> checkpoints_;  // (size, root), increasing sizes
+  std::optional<Checkpoint> saved_;
+  KeyPolicy policy_;
+  CompactRange tree_;
+  size_t next_checkpoint_ = 0;
+  uint64_t size_ = 0;  // the newest checkpoint's size: the entries audited
+};
+
+AuditReport Auditor::run() {
+  Status status = read_genesis_key();
+  if (status) status = read_checkpoints();
+  if (status) status = read_saved_checkpoint();
+  if (status) status = scan_all();
+  if (status) status = source_.finish(size_);
+  if (status) status = count_voided();
+  report_.status = status;
+  return report_;
+}
+
+Status Auditor::read_genesis_key() {
+  std::optional<Genesis> genesis;
+  Status scanned = source_.scan_entries(0, 1, [&](uint64_t, ByteView bytes) -> Status {
+    auto entry = check_entry(bytes);
+    if (!entry) return corrupt("entry 0: " + entry.error().message());
+    if (const auto* g = std::get_if<Genesis>(&entry->body.payload)) genesis = *g;
+    return Status::ok();
+  });
+  if (!scanned) return scanned.with_context(source_.name());
+  if (!genesis) {
+    report_.failed_index = 0;
+    return corrupt("entry 0 of " + source_.name() + " is not a genesis");
+  }
+  report_.origin = genesis->origin;
+  VerifierKey from_genesis = VerifierKey::of(genesis->origin, genesis->log_key);
+  if (options_.log_key && !(*options_.log_key == from_genesis)) {
+    return rejected("the pinned log key " + options_.log_key->to_string() +
+                    " is not this log's key: its genesis names " + from_genesis.to_string());
+  }
+  log_key_ = from_genesis;
+  return Status::ok();
+}
+
+Status Auditor::read_checkpoints() {
+  std::vector<std::string> notes;
+  std::vector<Result<Checkpoint>> opened;
+  auto verify_batch = [&]() -> Status {
+    opened.assign(notes.size(), rejected("unchecked"));
+    pool_.parallel_for(notes.size(), [&](size_t i) { opened[i] = open_checkpoint(notes[i], log_key_); });
+    for (size_t i = 0; i < notes.size(); ++i) {
+      if (!opened[i]) {
+        return corrupt("checkpoint " + std::to_string(report_.checkpoints) + " of " +
+                       source_.name() + ": " + opened[i].error().message());
+      }
+      const Checkpoint& c = *opened[i];
+      if (!checkpoints_.empty() && c.size <= checkpoints_.back().first) {
+        return corrupt("checkpoint for size " + std::to_string(c.size) + " follows one for size " +
+                       std::to_string(checkpoints_.back().first) + ": sizes must grow");
+      }
+      checkpoints_.emplace_back(c.size, c.root);
+      report_.checkpoints++;
+    }
+    notes.clear();
+    return Status::ok();
+  };
+  Status scanned = source_.scan_checkpoints([&](std::string_view note) -> Status {
+    notes.emplace_back(note);
+    return notes.size() >= kAuditChunk ? verify_batch() : Status::ok();
+  });
+  if (!scanned) return scanned;
+  EVL_RETURN_IF_ERROR(verify_batch());
+  if (checkpoints_.empty()) return corrupt(source_.name() + " has no signed checkpoint");
+  size_ = checkpoints_.back().first;
+  report_.root = base64_encode(checkpoints_.back().second);
+  return Status::ok();
+}
+
+Status Auditor::read_saved_checkpoint() {
+  if (!options_.saved_checkpoint) return Status::ok();
+  auto saved = open_checkpoint(*options_.saved_checkpoint, log_key_);
+  if (!saved) return rejected("the saved checkpoint: " + saved.error().message());
+  if (saved->size > size_) {
+    return corrupt("the log was truncated: the saved checkpoint covers " +
+                   std::to_string(saved->size) + " entries, the log's newest only " +
+                   std::to_string(size_));
+  }
+  saved_ = *saved;
+  return Status::ok();
+}
+
+CheckedChunk Auditor::check_chunk(uint64_t from, uint64_t to) {
+  CheckedChunk chunk;
+  chunk.from = from;
+  chunk.status = source_.scan_entries(from, to, [&](uint64_t, ByteView bytes) {
+    chunk.bytes.emplace_back(bytes.begin(), bytes.end());
+    return Status::ok();
+  });
+  if (!chunk.status) return chunk;
+  if (chunk.bytes.size() != to - from) {
+    chunk.status = corrupt(source_.name() + " gave " + std::to_string(chunk.bytes.size()) +
+                           " entries from index " + std::to_string(from) + ", expected " +
+                           std::to_string(to - from));
+    return chunk;
+  }
+  chunk.entries.assign(chunk.bytes.size(), rejected("unchecked"));
+  chunk.subjects.resize(chunk.bytes.size());
+  pool_.parallel_for(chunk.bytes.size(), [&](size_t i) {
+    chunk.entries[i] = check_entry(chunk.bytes[i]);
+    if (!chunk.entries[i]) return;
+    auto subject = scope_subject(chunk.entries[i]->body);
+    if (subject) {
+      chunk.subjects[i] = std::move(*subject);
+    } else {
+      chunk.entries[i] = subject.error();
+    }
+  });
+  return chunk;
+}
+
+Status Auditor::scan_all() {
+  // A reader thread verifies chunk k+1 while this thread replays policy and the tree for k.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<CheckedChunk> ready;
+  bool stop = false;
+  std::thread reader([&] {
+    for (uint64_t from = 0; from < size_; from += kAuditChunk) {
+      CheckedChunk chunk = check_chunk(from, std::min<uint64_t>(size_, from + kAuditChunk));
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return stop || ready.size() < 2; });
+      if (stop) return;
+      bool failed = !chunk.status;
+      ready.push_back(std::move(chunk));
+      cv.notify_all();
+      if (failed) return;
+    }
+  });
+  Status status;
+  for (uint64_t done = 0; done < size_ && status;) {
+    CheckedChunk chunk;
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return !ready.empty(); });
+      chunk = std::move(ready.front());
+      ready.pop_front();
+      cv.notify_all();
+    }
+    status = chunk.status ? process(chunk) : chunk.status.with_context(source_.name());
+    done += chunk.bytes.size();
+    if (options_.progress) options_.progress(done, size_);
+  }
+  {
+    std::lock_guard lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  reader.join();
+  return status;
+}
+
+Status Auditor::process(CheckedChunk& chunk) {
+  for (size_t i = 0; i < chunk.bytes.size(); ++i) {
+    const uint64_t index = chunk.from + i;
+    auto& entry = chunk.entries[i];
+    if (!entry) return fail_at(index, corrupt(entry.error().message()));
+    Status s = source_.check_id(entry->id, index);
+    if (!s) return fail_at(index, s);
+    s = policy_.check(index, entry->body, chunk.subjects[i]);
+    if (!s) return fail_at(index, rejected(s.message()));
+    policy_.apply(index, entry->body);
+    s = tree_.append(leaf_hash(chunk.bytes[i]), [&](int level, uint64_t n, const Hash& h) {
+      report_.tree_nodes++;
+      return source_.check_node(level, n, h, size_);
+    });
+    if (!s) return fail_at(index, s);
+    report_.signatures += entry->signers.size();
+    report_.kinds[static_cast<size_t>(entry->body.kind())]++;
+    report_.entries++;
+    const uint64_t tree_size = index + 1;
+    if (saved_ && saved_->size == tree_size && tree_.root() != saved_->root) {
+      return corrupt("history was rewritten: the saved checkpoint's root at size " +
+                     std::to_string(tree_size) + " is " + base64_encode(saved_->root) +
+                     ", the log's entries give " + base64_encode(tree_.root()));
+    }
+    while (next_checkpoint_ < checkpoints_.size() &&
+           checkpoints_[next_checkpoint_].first == tree_size) {
+      if (checkpoints_[next_checkpoint_].second != tree_.root()) {
+        return corrupt("the signed checkpoint at size " + std::to_string(tree_size) +
+                       " has root " + base64_encode(checkpoints_[next_checkpoint_].second) +
+                       "; the entries give " + base64_encode(tree_.root()));
+      }
+      ++next_checkpoint_;
+    }
+  }
+  return Status::ok();
+}
+
+Status Auditor::count_voided() {
+  if (!policy_.voids_anything()) return Status::ok();
+  return source_.scan_entries(0, size_, [&](uint64_t index, ByteView bytes) {
+    auto entry = decode_entry(bytes);
+    if (!entry) return Status::ok();  // checked above
+    if (auto cause = policy_.void_cause(entry->signatures[0].public_key, index)) {
+      report_.voided++;
+      if (report_.voided_examples.size() < kVoidExamples) {
+        report_.voided_examples.emplace_back(index, *cause);
+      }
+    }
+    return Status::ok();
+  });
+}
 
 }  // namespace
 
+std::unique_ptr<AuditSource> ledger_audit_source(const Ledger& ledger) {
+  return std::make_unique<LedgerSource>(ledger);
+}
+
+AuditReport audit_log(AuditSource& source, const AuditOptions& options) {
+  Auditor auditor(source, options);
+  return auditor.run();
+}
+
 AuditReport audit_ledger(const Ledger& ledger, const AuditOptions& options) {
-  AuditReport report;
-  ThreadPool pool(options.threads);
-  KeyPolicy policy;
-  const uint64_t total = ledger.size();
-  std::vector<Bytes> chunk;
-  std::vector<Checked> checked;
-
-  auto fail = [&](uint64_t index, Status status) {
-    report.failed_index = index;
-    report.status = status.with_context("entry " + std::to_string(index));
-    return report;
-  };
-
-  for (uint64_t from = 0; from < total; from += kAuditChunk) {
-    uint64_t to = std::min<uint64_t>(total, from + kAuditChunk);
-    chunk.clear();
-    Status scanned = ledger.scan(from, to, [&](uint64_t, ByteView bytes) {
-      chunk.emplace_back(bytes.begin(), bytes.end());
-      return Status::ok();
-    });
-    if (!scanned) {
-      report.status = scanned;
-      return report;
-    }
-    checked.assign(chunk.size(), Checked{});
-    pool.parallel_for(chunk.size(), [&](size_t i) {
-      checked[i].entry = check_entry(chunk[i]);
-      if (checked[i].entry) {
-        auto subject = scope_subject(checked[i].entry->body);
-        if (subject) {
-          checked[i].subject = std::move(*subject);
-        } else {
-          checked[i].entry = subject.error();
-        }
-      }
-    });
-    for (size_t i = 0; i < chunk.size(); ++i) {
-      uint64_t index = from + i;
-      auto& c = checked[i];
-      if (!c.entry) return fail(index, corrupt(c.entry.error().message()));
-      auto found = ledger.find(c.entry->id);
-      if (!found) {
-        return fail(index, corrupt("event id " + digest_text(c.entry->id) +
-                                   " has no id record (expected one pointing at this index)"));
-      }
-      if (*found != index) {
-        return fail(index, corrupt("event id " + digest_text(c.entry->id) +
-                                   " is recorded at index " + std::to_string(*found) +
-                                   ": an event appears twice or its id record is wrong"));
-      }
-      Status allowed = policy.check(index, c.entry->body, c.subject);
-      if (!allowed) return fail(index, rejected(allowed.message()));
-      policy.apply(index, c.entry->body);
-      report.signatures += c.entry->signers.size();
-      report.kinds[static_cast<size_t>(c.entry->body.kind())]++;
-      report.entries++;
-    }
-    if (options.progress) options.progress(to, total);
-  }
-
-  auto ids = ledger.id_count();
-  if (!ids) {
-    report.status = ids.error();
-    return report;
-  }
-  if (*ids != total) {
-    report.status = corrupt("the ids database has " + std::to_string(*ids) +
-                            " records for " + std::to_string(total) +
-                            " entries: an id record was added or lost outside the log");
-    return report;
-  }
-  if (policy.genesis()) report.origin = policy.genesis()->origin;
-
-  // Void events: a second pass only when the final key state voids anything.
-  if (policy.voids_anything()) {
-    Status scanned = ledger.scan(0, total, [&](uint64_t index, ByteView bytes) {
-      auto entry = decode_entry(bytes);
-      if (!entry) return Status::ok();  // checked above
-      auto cause = policy.void_cause(entry->signatures[0].public_key, index);
-      if (cause) {
-        report.voided++;
-        if (report.voided_examples.size() < kVoidExamples) {
-          report.voided_examples.emplace_back(index, *cause);
-        }
-      }
-      return Status::ok();
-    });
-    if (!scanned) report.status = scanned;
-  }
-  return report;
+  auto source = ledger_audit_source(ledger);
+  return audit_log(*source, options);
 }
 
 }  // namespace evl

@@ -19,7 +19,9 @@
 #include <thread>
 
 #include "events/observation.h"
+#include "keys/checkpoint.h"
 #include "ledger/internal/lmdb.h"
+#include "ledger/internal/tree_store.h"
 #include "ledger/thread_pool.h"
 
 namespace evl {
@@ -62,6 +64,7 @@ class LedgerImpl final : public Ledger {
  public:
   explicit LedgerImpl(const OpenOptions& options)
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
+        log_key_(options.log_key), log_key_path_(options.log_key_path),
         pool_(options.verify_threads) {}
 
   ~LedgerImpl() override {
@@ -90,17 +93,36 @@ class LedgerImpl final : public Ledger {
     std::lock_guard lock(policy_mu_);
     return policy_;
   }
+  Result<Hash> root(uint64_t size) const override;
+  Result<std::vector<Hash>> inclusion_proof(uint64_t index, uint64_t size) const override;
+  Result<std::vector<Hash>> consistency_proof(uint64_t from, uint64_t to) const override;
+  Status read_tree(
+      const std::function<Status(const HashReader&, uint64_t)>& fn) const override;
+  Status scan_stored_hashes(
+      uint64_t from, uint64_t to,
+      const std::function<Status(uint64_t, const Hash&)>& visit) const override;
+  Result<std::string> checkpoint(std::optional<uint64_t> size) const override;
+  Status scan_checkpoints(
+      const std::function<Status(uint64_t, std::string_view)>& visit) const override;
+  Result<VerifierKey> log_verifier() const override;
 
  private:
   Status open_env(bool create);
   Status check_format(bool create);
   Status load_state();
+  Status load_log_key();
+  Status catch_up_tree();
+  // Signs and stores the checkpoint for a tree of `size` entries; refuses one that is not
+  // consistent with the last signed checkpoint.
+  Status store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
+                          std::optional<Checkpoint>& signed_out, int& rc);
   void prepare(const Bytes& bytes, Prepared& out) const;
   void writer_loop();
   void commit_group(std::vector<std::shared_ptr<Pending>>& group);
-  // Stages the group in `txn`; returns MDB_MAP_FULL or another LMDB code, 0 on success.
-  int stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
-                  std::optional<KeyPolicy>& changed, uint64_t& next);
+  // Stages the group in `txn`. A failed put leaves its raw LMDB code in `rc` (MDB_MAP_FULL
+  // is worth a retry after growing the map).
+  Status stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
+                     std::optional<KeyPolicy>& changed, uint64_t& next, int& rc);
   Status grow_map();
   void trim_map(uint64_t appended_bytes);
 
@@ -116,7 +138,10 @@ class LedgerImpl final : public Ledger {
   bool read_only_;
   uint64_t map_size_;
   MDB_env* env_ = nullptr;
-  MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0;
+  MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0, tree_ = 0, checkpoints_ = 0;
+  std::shared_ptr<const SecretKey> log_key_;  // writers only
+  std::string log_key_path_;
+  std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
   int lock_fd_ = -1;
   std::atomic<uint64_t> size_{0};
   uint64_t bytes_since_trim_ = 0;  // writer thread only
@@ -157,7 +182,11 @@ Status LedgerImpl::open(bool create) {
   EVL_RETURN_IF_ERROR(open_env(create));
   EVL_RETURN_IF_ERROR(check_format(create));
   EVL_RETURN_IF_ERROR(load_state());
-  if (!read_only_) writer_ = std::thread([this] { writer_loop(); });
+  if (!read_only_) {
+    EVL_RETURN_IF_ERROR(load_log_key());
+    EVL_RETURN_IF_ERROR(catch_up_tree());
+    writer_ = std::thread([this] { writer_loop(); });
+  }
   return Status::ok();
 }
 
@@ -181,8 +210,8 @@ Status LedgerImpl::open_env(bool create) {
   struct Named {
     const char* name;
     MDB_dbi* dbi;
-  } named[] = {{"entries", &entries_}, {"ids", &ids_}, {"key_events", &key_events_},
-               {"meta", &meta_}};
+  } named[] = {{"entries", &entries_}, {"ids", &ids_},   {"key_events", &key_events_},
+               {"meta", &meta_},       {"tree", &tree_}, {"checkpoints", &checkpoints_}};
   for (auto& n : named) {
     rc = mdb_dbi_open(txn->get(), n.name, dbi_flags, n.dbi);
     if (rc == MDB_NOTFOUND) {
@@ -244,6 +273,85 @@ Status LedgerImpl::load_state() {
     if (rc != MDB_NOTFOUND) return lmdb::error(rc, "cannot read the key events");
     return Status::ok();
   });
+}
+
+Status LedgerImpl::load_log_key() {
+  if (!log_key_) {
+    std::string path = log_key_path_.empty() ? dir_ + "/keys/log.key" : log_key_path_;
+    auto key = SecretKey::load(path);
+    if (!key) {
+      return key.error().with_context(
+          "the log key signs a checkpoint for every commit, so appending needs it (--log-key)");
+    }
+    log_key_ = std::make_shared<const SecretKey>(std::move(key.value()));
+  }
+  if (const auto& genesis = policy_.genesis()) {
+    if (genesis->log_key != log_key_->public_key() || genesis->origin != log_key_->name()) {
+      return rejected("log key " + log_key_->name() + " is not this ledger's log key (" +
+                      genesis->origin + "); use the log.key made by evledger init");
+    }
+  }
+  return Status::ok();
+}
+
+Status LedgerImpl::catch_up_tree() {
+  auto txn = lmdb::Txn::begin(env_, true);
+  if (!txn) return txn.error();
+  auto tree_size = tree_store::tree_size(*txn, tree_);
+  if (!tree_size) return tree_size.error();
+  auto last = tree_store::last_checkpoint(*txn, checkpoints_);
+  if (!last) return last.error();
+  last_checkpoint_ = *last;
+  if (*tree_size == size()) return Status::ok();
+  if (*tree_size > size()) {
+    return corrupt("the tree holds " + std::to_string(*tree_size) + " entries but the log only " +
+                   std::to_string(size()) + "; run evledger verify");
+  }
+  // A ledger written before the tree existed, or damaged: add the missing records.
+  int rc = 0;
+  for (uint64_t n = *tree_size; n < size(); ++n) {
+    auto entry = txn->get(entries_, u64_be(n));
+    if (!entry) return corrupt("entry " + std::to_string(n) + " is missing");
+    EVL_RETURN_IF_ERROR(tree_store::append_record(*txn, tree_, n, *entry, rc));
+  }
+  std::optional<Checkpoint> signed_checkpoint;
+  EVL_RETURN_IF_ERROR(
+      store_checkpoint(*txn, policy_.genesis()->origin, size(), signed_checkpoint, rc));
+  EVL_RETURN_IF_ERROR(txn->commit());
+  last_checkpoint_ = std::move(signed_checkpoint);
+  return Status::ok();
+}
+
+Status LedgerImpl::store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
+                                    std::optional<Checkpoint>& signed_out, int& rc) {
+  tree_store::TxnHashReader reader(txn, tree_);
+  auto root = tree_hash(size, reader);
+  if (!root) return root.error();
+  if (last_checkpoint_) {
+    // The log never signs two checkpoints that are not consistent.
+    const Checkpoint& last = *last_checkpoint_;
+    if (last.origin != origin || last.size > size) {
+      return corrupt("refusing to sign checkpoint " + std::to_string(size) +
+                     ": the last signed checkpoint is " + last.origin + " at size " +
+                     std::to_string(last.size));
+    }
+    if (last.size > 0) {
+      auto proof = prove_tree(size, last.size, reader);
+      Status consistent = proof ? verify_consistency(last.size, size, *proof, last.root, *root)
+                                : proof.error();
+      if (!consistent) {
+        return corrupt("refusing to sign checkpoint " + std::to_string(size) +
+                       ": it is not consistent with the signed checkpoint at size " +
+                       std::to_string(last.size) + " (" + consistent.message() + ")");
+      }
+    }
+  }
+  Checkpoint checkpoint{origin, size, *root, {}};
+  std::string note = sign_checkpoint(checkpoint, *log_key_);
+  rc = txn.put(checkpoints_, u64_be(size), as_bytes(note), MDB_APPEND);
+  if (rc != 0) return lmdb::error(rc, "cannot store checkpoint " + std::to_string(size));
+  signed_out = std::move(checkpoint);
+  return Status::ok();
 }
 
 void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
@@ -315,8 +423,9 @@ void LedgerImpl::writer_loop() {
   }
 }
 
-int LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
-                            std::optional<KeyPolicy>& changed, uint64_t& next) {
+Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
+                               std::optional<KeyPolicy>& changed, uint64_t& next, int& rc) {
+  rc = 0;
   for (auto& pending : group) {
     pending->outcomes.clear();
     for (auto& item : pending->items) {
@@ -335,26 +444,32 @@ int LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>
       }
       const KeyPolicy& policy = changed ? *changed : policy_;
       Status allowed = policy.check(next, item.checked.body, item.subject);
+      if (allowed && item.checked.body.kind() == EventKind::kGenesis &&
+          std::get<Genesis>(item.checked.body.payload).log_key != log_key_->public_key()) {
+        allowed = rejected("the genesis names another log key than the one this ledger was "
+                           "opened with (" + log_key_->name() + ")");
+      }
       if (!allowed) {
         outcome.status = allowed;
         pending->outcomes.push_back(std::move(outcome));
         continue;
       }
       auto key = u64_be(next);
-      int rc = txn.put(entries_, key, *item.bytes, MDB_APPEND);
+      rc = txn.put(entries_, key, *item.bytes, MDB_APPEND);
       if (rc == 0) rc = txn.put(ids_, ByteView(item.checked.id), key, MDB_NOOVERWRITE);
       if (rc == 0 && is_key_event(item.checked.body.kind())) {
         rc = txn.put(key_events_, key, ByteView(), 0);
         if (!changed) changed.emplace(policy_);
         changed->apply(next, item.checked.body);
       }
-      if (rc != 0) return rc;
+      if (rc != 0) return lmdb::error(rc, "cannot store entry " + std::to_string(next));
+      EVL_RETURN_IF_ERROR(tree_store::append_record(txn, tree_, next, *item.bytes, rc));
       outcome.index = next++;
       outcome.added = true;
       pending->outcomes.push_back(std::move(outcome));
     }
   }
-  return 0;
+  return Status::ok();
 }
 
 Status LedgerImpl::grow_map() {
@@ -402,8 +517,10 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
   Status failure;
   for (;;) {
     std::optional<KeyPolicy> changed;
-    uint64_t next = size();
-    int rc;
+    std::optional<Checkpoint> signed_checkpoint;
+    const uint64_t start = size();
+    uint64_t next = start;
+    int rc = 0;
     {
       std::shared_lock lock(resize_mu_);
       auto txn = lmdb::Txn::begin(env_, true);
@@ -411,22 +528,27 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
         failure = txn.error();
         break;
       }
-      rc = stage_group(*txn, group, changed, next);
-      if (rc == 0) rc = txn->commit_code();
+      failure = stage_group(*txn, group, changed, next, rc);
+      if (failure.is_ok() && next > start) {
+        const KeyPolicy& policy = changed ? *changed : policy_;
+        failure = store_checkpoint(*txn, policy.genesis()->origin, next, signed_checkpoint, rc);
+      }
+      if (failure.is_ok()) {
+        rc = txn->commit_code();
+        if (rc != 0) failure = lmdb::error(rc, "cannot commit");
+      }
     }
-    if (rc == 0) {
+    if (failure.is_ok()) {
       if (changed) {
         std::lock_guard policy_lock(policy_mu_);
         policy_ = std::move(*changed);
       }
+      if (signed_checkpoint) last_checkpoint_ = std::move(signed_checkpoint);
       size_.store(next, std::memory_order_release);
       trim_map(appended_bytes(group));
       return;
     }
-    if (rc != MDB_MAP_FULL) {
-      failure = lmdb::error(rc, "cannot store entries");
-      break;
-    }
+    if (rc != MDB_MAP_FULL) break;
     failure = grow_map();  // the map is full: grow it and stage the group again
     if (!failure.is_ok()) break;
   }
@@ -495,6 +617,102 @@ Status LedgerImpl::scan(uint64_t from, uint64_t to, const EntryVisitor& visit) c
     }
     return Status::ok();
   });
+}
+
+Result<Hash> LedgerImpl::root(uint64_t size) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<Hash> {
+    return tree_hash(size, tree_store::TxnHashReader(txn, tree_));
+  });
+}
+
+Result<std::vector<Hash>> LedgerImpl::inclusion_proof(uint64_t index, uint64_t size) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<std::vector<Hash>> {
+    return prove_record(size, index, tree_store::TxnHashReader(txn, tree_));
+  });
+}
+
+Result<std::vector<Hash>> LedgerImpl::consistency_proof(uint64_t from, uint64_t to) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<std::vector<Hash>> {
+    return prove_tree(to, from, tree_store::TxnHashReader(txn, tree_));
+  });
+}
+
+Status LedgerImpl::read_tree(
+    const std::function<Status(const HashReader&, uint64_t)>& fn) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto size = tree_store::tree_size(txn, tree_);
+    if (!size) return size.error();
+    return fn(tree_store::TxnHashReader(txn, tree_), *size);
+  });
+}
+
+Status LedgerImpl::scan_stored_hashes(
+    uint64_t from, uint64_t to, const std::function<Status(uint64_t, const Hash&)>& visit) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto cursor = lmdb::Cursor::open(txn, tree_);
+    if (!cursor) return cursor.error();
+    auto start = u64_be(from);
+    MDB_val k = lmdb::val(ByteView(start)), v;
+    uint64_t expected = from;
+    for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
+         rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      if (rc == MDB_NOTFOUND) {
+        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
+      }
+      if (rc != 0) return lmdb::error(rc, "cannot read the tree");
+      uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
+      if (index != expected) {
+        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
+      }
+      auto hash = parse_hash(lmdb::view(v), "stored tree hash " + std::to_string(index));
+      if (!hash) return corrupt(hash.error().message());
+      EVL_RETURN_IF_ERROR(visit(index, *hash));
+      ++expected;
+    }
+    return Status::ok();
+  });
+}
+
+Result<std::string> LedgerImpl::checkpoint(std::optional<uint64_t> size) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<std::string> {
+    if (size) {
+      auto v = txn.get(checkpoints_, u64_be(*size));
+      if (!v) {
+        return not_found("no checkpoint was signed at size " + std::to_string(*size) +
+                         " (one is signed at the end of every commit)");
+      }
+      return std::string(as_chars(*v));
+    }
+    auto cursor = lmdb::Cursor::open(txn, checkpoints_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    int rc = (*cursor)->get(k, v, MDB_LAST);
+    if (rc == MDB_NOTFOUND) return not_found("the ledger has no checkpoint yet");
+    if (rc != 0) return lmdb::error(rc, "cannot read the checkpoints");
+    return std::string(as_chars(lmdb::view(v)));
+  });
+}
+
+Status LedgerImpl::scan_checkpoints(
+    const std::function<Status(uint64_t, std::string_view)>& visit) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto cursor = lmdb::Cursor::open(txn, checkpoints_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    int rc;
+    for (rc = (*cursor)->get(k, v, MDB_FIRST); rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      if (k.mv_size != 8) return corrupt("a checkpoint key is not 8 bytes");
+      EVL_RETURN_IF_ERROR(visit(get_u64_be(static_cast<const uint8_t*>(k.mv_data)),
+                                as_chars(lmdb::view(v))));
+    }
+    return rc == MDB_NOTFOUND ? Status::ok() : lmdb::error(rc, "cannot read the checkpoints");
+  });
+}
+
+Result<VerifierKey> LedgerImpl::log_verifier() const {
+  KeyPolicy keys = policy();
+  if (!keys.genesis()) return not_found("the ledger has no genesis yet");
+  return VerifierKey::of(keys.genesis()->origin, keys.genesis()->log_key);
 }
 
 Result<uint64_t> LedgerImpl::id_count() const {

@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "events/event.h"
+#include "keys/key.h"
 #include "keys/policy.h"
+#include "ledger/merkle.h"
 
 namespace evl {
 
@@ -32,6 +34,11 @@ struct OpenOptions {
   bool create = false;         // create an empty ledger when the directory has none
   bool read_only = false;      // open for reading; append() then fails with kUsage
   uint64_t map_size = 64ull << 30;  // initial LMDB map size; grown on MDB_MAP_FULL
+  // The log key's secret key file, which signs a checkpoint for every commit. Needed to
+  // append; empty means <dir>/keys/log.key. It must be the genesis's log key.
+  std::string log_key_path;
+  // Or the log key itself (takes precedence over log_key_path), for tools that hold it.
+  std::shared_ptr<const SecretKey> log_key;
   unsigned verify_threads = 0;      // 0: one per hardware thread
 };
 
@@ -71,6 +78,38 @@ class Ledger {
 
   // A copy of the key state at the current size.
   virtual KeyPolicy policy() const = 0;
+
+  // --- the RFC 6962 tree over the entries, maintained in the append transaction ---
+
+  // The tree hash of the first `size` entries (size <= size()).
+  [[nodiscard]] virtual Result<Hash> root(uint64_t size) const = 0;
+  // Inclusion proof of entry `index` in the tree of `size` entries.
+  [[nodiscard]] virtual Result<std::vector<Hash>> inclusion_proof(uint64_t index,
+                                                                  uint64_t size) const = 0;
+  // Consistency proof from the tree of `from` entries to the tree of `to` entries (from >= 1).
+  [[nodiscard]] virtual Result<std::vector<Hash>> consistency_proof(uint64_t from,
+                                                                    uint64_t to) const = 0;
+  // Runs `fn` with a reader of the stored hashes of one snapshot (valid during the call only).
+  [[nodiscard]] virtual Status read_tree(
+      const std::function<Status(const HashReader& hashes, uint64_t size)>& fn) const = 0;
+
+  // Visits the stored hashes with indexes [from, to) in order (Go tlog's stored-hash layout,
+  // ledger/merkle.h), in one snapshot.
+  [[nodiscard]] virtual Status scan_stored_hashes(
+      uint64_t from, uint64_t to,
+      const std::function<Status(uint64_t index, const Hash& hash)>& visit) const = 0;
+
+  // --- signed checkpoints (C2SP tlog-checkpoint notes by the log key), one per commit ---
+
+  // The newest checkpoint, or the one for exactly `size` entries (kNotFound when no commit
+  // ended at that size).
+  [[nodiscard]] virtual Result<std::string> checkpoint(
+      std::optional<uint64_t> size = std::nullopt) const = 0;
+  // Visits every stored checkpoint, oldest first; the text is valid during the call only.
+  [[nodiscard]] virtual Status scan_checkpoints(
+      const std::function<Status(uint64_t size, std::string_view note)>& visit) const = 0;
+  // The log's verifier key, from the genesis (name = origin). kNotFound before the genesis.
+  [[nodiscard]] virtual Result<VerifierKey> log_verifier() const = 0;
 };
 
 }  // namespace evl

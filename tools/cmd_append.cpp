@@ -10,14 +10,15 @@ namespace evl::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger append --ledger DIR [--json] FILE...\n"
-    "       evledger append --ledger DIR [--json] -\n"
+    "usage: evledger append --ledger DIR [--log-key FILE] [--json] FILE...\n"
+    "       evledger append --ledger DIR [--log-key FILE] [--json] -\n"
     "\n"
     "Appends entries: each FILE holds one entry (canonical SignedEvent bytes, as evledger sign\n"
     "writes them); '-' reads a stream of entries from standard input, each preceded by its\n"
     "length as a big-endian uint16 (the C2SP entry-bundle framing). Entries are verified in\n"
     "parallel and committed in groups; an event already present keeps its index. Prints one\n"
-    "line per entry. Exit status 1 when any entry was rejected (the others are appended).\n";
+    "line per entry. Exit status 1 when any entry was rejected (the others are appended).\n"
+    "Every commit ends with a checkpoint signed by the log key (default DIR/keys/log.key).\n";
 
 // Reads up to `max` length-prefixed entries from stdin; false at a clean end of input.
 Result<bool> read_stream(std::vector<Bytes>& out, size_t max) {
@@ -122,7 +123,7 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_append(const std::vector<std::string>& argv) {
-  return run_command(argv, {{"ledger"}, {"json", false}}, kUsage, run);
+  return run_command(argv, {{"ledger"}, {"log-key"}, {"json", false}}, kUsage, run);
 }
 
 }  // namespace evl::cli

@@ -64,11 +64,12 @@ Result<BenchLedger> make_ledger(const std::string& dir) {
   OpenOptions options;
   options.dir = dir;
   options.create = true;
+  options.log_key = std::make_shared<const SecretKey>(std::move(log_key.value()));
   auto ledger = Ledger::open(options);
   if (!ledger) return ledger.error();
   EventBody genesis;
   genesis.author = admin->public_key();
-  genesis.payload = Genesis{log_key->name(), log_key->public_key(),
+  genesis.payload = Genesis{options.log_key->name(), options.log_key->public_key(),
                             {{admin->public_key(), admin->name()}}, 50};
   EventBody grant;
   grant.author = admin->public_key();

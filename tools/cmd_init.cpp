@@ -72,6 +72,7 @@ int run(const Args& args) {
   OpenOptions options;
   options.dir = *dir;
   options.create = true;
+  options.log_key_path = log_path;
   auto ledger = Ledger::open(options);
   if (!ledger) return fail(ledger.error());
   Genesis genesis;

@@ -27,7 +27,8 @@ constexpr const char* kUsage =
     "        VKEY is a verifier key or a file holding one.\n"
     "revoke  appends a revocation. Revocation is forward-only; for a compromised key,\n"
     "        --void-from INDEX voids its events from INDEX on (they stay in the log, and the\n"
-    "        verifier and projections skip them).\n";
+    "        verifier and projections skip them).\n"
+    "grant and revoke sign the commit's checkpoint with --log-key (default DIR/keys/log.key).\n";
 
 int run_new(const Args& args) {
   if (args.positional().size() != 2) return fail(usage_error("key new takes one NAME"));
@@ -155,7 +156,7 @@ int run(const Args& args) {
 
 int cmd_key(const std::vector<std::string>& argv) {
   return run_command(argv,
-                     {{"out"}, {"ledger"}, {"key"}, {"role"}, {"scope"}, {"signer"},
+                     {{"out"}, {"ledger"}, {"log-key"}, {"key"}, {"role"}, {"scope"}, {"signer"},
                       {"reason"}, {"void-from"}, {"json", false}},
                      kUsage, run);
 }

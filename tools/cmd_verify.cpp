@@ -10,23 +10,39 @@ namespace evl::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger verify --ledger DIR [--json] [--threads N]\n"
+    "usage: evledger verify --ledger DIR [--vkey VKEY] [--from-checkpoint FILE] [--json]\n"
+    "                       [--threads N]\n"
     "\n"
-    "Re-checks every entry from the stored bytes: canonical form, event id and its id record,\n"
-    "every DSSE signature (on all cores), and that each signer held the needed role at that\n"
-    "position. Reports the first failure with its index, what was expected and what was\n"
-    "found. Events voided by a compromise are counted, not failures. Exit 0 when everything\n"
+    "The auditor. Re-checks every entry from the stored bytes: canonical form, event id and\n"
+    "its id record, every DSSE signature (on all cores), and that each signer held the needed\n"
+    "role at that position. Recomputes the RFC 6962 tree and compares every stored tree hash,\n"
+    "checks every stored checkpoint's signature and root (so each is consistent with the\n"
+    "next). --vkey pins the log's verifier key (a key or a file holding one); without it the\n"
+    "genesis's log key is trusted. --from-checkpoint FILE checks that a checkpoint you saved\n"
+    "earlier is still a prefix of the log: that is how truncation and rewritten history are\n"
+    "caught. Reports the first failure with its index, what was expected and what was found.\n"
+    "Events voided by a compromise are counted, not failures. Exit 0 when everything\n"
     "verifies, 1 on the first failure. Progress on stderr; --json prints a summary object.\n";
 
 int run(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("verify takes no arguments"));
   auto threads = args.get_u64("threads", 0);
   if (!threads) return fail(threads.error());
+  AuditOptions options;
+  options.threads = static_cast<unsigned>(*threads);
+  if (auto vkey = args.get("vkey")) {
+    auto key = load_verifier_key(*vkey);
+    if (!key) return fail(key.error().with_context("--vkey"));
+    options.log_key = *key;
+  }
+  if (auto saved = args.get("from-checkpoint")) {
+    auto note = read_input(*saved);
+    if (!note) return fail(note.error());
+    options.saved_checkpoint = *note;
+  }
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
   Progress progress("verify", (*ledger)->size());
-  AuditOptions options;
-  options.threads = static_cast<unsigned>(*threads);
   options.progress = [&](uint64_t done, uint64_t) { progress.update(done); };
   int64_t start = now_ms();
   AuditReport report = audit_ledger(**ledger, options);
@@ -40,6 +56,9 @@ int run(const Args& args) {
                                 {"origin", report.origin},
                                 {"entries", report.entries},
                                 {"signatures", report.signatures},
+                                {"checkpoints", report.checkpoints},
+                                {"treeNodes", report.tree_nodes},
+                                {"root", report.root},
                                 {"kinds", kinds},
                                 {"voided", report.voided},
                                 {"seconds", seconds}};
@@ -52,11 +71,14 @@ int run(const Args& args) {
     j["voidedExamples"] = voided;
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else if (report.status) {
-    std::printf("ok: %llu entries, %llu signatures verified, %llu void events, origin %s "
-                "(%.2f s)\n",
+    std::printf("ok: %llu entries, %llu signatures, %llu checkpoints, %llu tree hashes verified; "
+                "%llu void events; origin %s, root %s (%.2f s)\n",
                 static_cast<unsigned long long>(report.entries),
                 static_cast<unsigned long long>(report.signatures),
-                static_cast<unsigned long long>(report.voided), report.origin.c_str(), seconds);
+                static_cast<unsigned long long>(report.checkpoints),
+                static_cast<unsigned long long>(report.tree_nodes),
+                static_cast<unsigned long long>(report.voided), report.origin.c_str(),
+                report.root.c_str(), seconds);
     for (const auto& [index, cause] : report.voided_examples) {
       std::printf("  void: entry %llu: %s\n", static_cast<unsigned long long>(index),
                   cause.c_str());
@@ -72,7 +94,7 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_verify(const std::vector<std::string>& argv) {
-  return run_command(argv, {{"ledger"}, {"json", false}, {"threads"}}, kUsage, run);
+  return run_command(argv, {{"ledger"}, {"json", false}, {"threads"}, {"vkey"}, {"from-checkpoint"}}, kUsage, run);
 }
 
 }  // namespace evl::cli

@@ -10,6 +10,7 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
   OpenOptions options;
   options.dir = *dir;
   options.read_only = !write;
+  if (write) options.log_key_path = args.get("log-key").value_or("");
   return Ledger::open(options);
 }
 

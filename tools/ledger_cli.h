@@ -10,7 +10,8 @@
 
 namespace evl::cli {
 
-// Opens --ledger (required) for writing or reading.
+// Opens --ledger (required) for writing or reading. Writers sign checkpoints with --log-key
+// (default <ledger>/keys/log.key).
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write);
 
 // Loads the secret key named by option `option` (e.g. --signer).

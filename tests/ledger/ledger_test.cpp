@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "keys/checkpoint.h"
 #include "keys/signer.h"
 #include "ledger/audit.h"
 #include "tests/support/fixtures.h"
@@ -26,6 +27,16 @@ std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool create = true,
   options.dir = dir.str();
   options.create = create;
   options.map_size = map_size;
+  options.log_key = test::test_log_key();
+  auto ledger = Ledger::open(options);
+  if (!ledger) FAIL("open failed: " << ledger.error().message());
+  return std::move(ledger.value());
+}
+
+std::unique_ptr<Ledger> open_read_only(const TempDir& dir) {
+  OpenOptions options;
+  options.dir = dir.str();
+  options.read_only = true;
   auto ledger = Ledger::open(options);
   if (!ledger) FAIL("open failed: " << ledger.error().message());
   return std::move(ledger.value());
@@ -321,6 +332,7 @@ TEST_CASE("a killed appender never leaves half an entry and loses nothing acknow
     ::close(pipe_fds[0]);
     OpenOptions options;
     options.dir = dir.str();
+    options.log_key = test::test_log_key();
     auto ledger = Ledger::open(options);
     if (!ledger) ::_exit(3);
     for (uint64_t i = 0;; ++i) {
@@ -373,7 +385,7 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
       e[e.size() / 2] ^= 0x20;
       write_raw(txn, dbi, 9, e);
     });
-    auto report = audit_ledger(*open_ledger(dir, false));
+    auto report = audit_ledger(*open_read_only(dir));
     CHECK(report.status.code() == Code::kCorrupt);
     REQUIRE(report.failed_index);
     CHECK(*report.failed_index == 9);
@@ -384,7 +396,7 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
       write_raw(txn, dbi, 7, b);
       write_raw(txn, dbi, 8, a);
     });
-    auto report = audit_ledger(*open_ledger(dir, false));
+    auto report = audit_ledger(*open_read_only(dir));
     CHECK(report.status.code() == Code::kCorrupt);
     REQUIRE(report.failed_index);
     CHECK(*report.failed_index == 7);
@@ -396,10 +408,167 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
       std::fill(e.end() - 64, e.end(), 0);
       write_raw(txn, dbi, 12, e);
     });
-    auto report = audit_ledger(*open_ledger(dir, false));
+    auto report = audit_ledger(*open_read_only(dir));
     REQUIRE(report.failed_index);
     CHECK(*report.failed_index == 12);
     CHECK_THAT(report.status.message(), Catch::Contains("does not verify"));
+  }
+}
+
+// A ledger of 5 + 10 observations, committed one entry at a time (a checkpoint each).
+void build_tamper_ledger(const TempDir& dir, const Cast& cast) {
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(append_one(*ledger, test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", std::to_string(i)))).status.is_ok());
+  }
+}
+
+TEST_CASE("every commit stores a signed checkpoint consistent with the one before",
+          "[ledger][tree]") {
+  TempDir dir;
+  Cast cast;
+  build_tamper_ledger(dir, cast);
+  auto ledger = open_ledger(dir, false);
+  auto key = ledger->log_verifier();
+  REQUIRE(key);
+  CHECK(key->name == std::string(test::kTestOrigin));
+  std::vector<Checkpoint> seen;
+  REQUIRE(ledger->scan_checkpoints([&](uint64_t size, std::string_view note) {
+    auto c = open_checkpoint(note, *key);
+    REQUIRE(c);
+    CHECK(c->size == size);
+    seen.push_back(*c);
+    return Status::ok();
+  }));
+  REQUIRE(seen.size() == 11);  // the prologue batch, then one per single append
+  CHECK(seen.front().size == 5);
+  CHECK(seen.back().size == 15);
+  MemoryHashStore reference;
+  for (uint64_t i = 0; i < 15; ++i) reference.append(leaf_hash(ledger->entry(i).value()));
+  CHECK(seen.back().root == reference.root());
+  CHECK(ledger->root(15).value() == reference.root());
+  for (size_t k = 1; k < seen.size(); ++k) {
+    auto proof = ledger->consistency_proof(seen[k - 1].size, seen[k].size);
+    REQUIRE(proof);
+    CHECK(verify_consistency(seen[k - 1].size, seen[k].size, *proof, seen[k - 1].root,
+                             seen[k].root));
+  }
+  auto inclusion = ledger->inclusion_proof(7, 15);
+  REQUIRE(inclusion);
+  CHECK(verify_inclusion(7, 15, leaf_hash(ledger->entry(7).value()), *inclusion, seen.back().root));
+  CHECK(ledger->checkpoint().value() == ledger->checkpoint(15).value());
+  CHECK(ledger->checkpoint(14).has_value());
+  CHECK(ledger->checkpoint(3).error().code() == Code::kNotFound);
+}
+
+TEST_CASE("a ledger needs its own log key to append", "[ledger][tree]") {
+  TempDir dir;
+  Cast cast;
+  build_tamper_ledger(dir, cast);
+  OpenOptions options;
+  options.dir = dir.str();
+  options.log_key = std::make_shared<const SecretKey>(test::test_key("example.org/test-log", 0x44));
+  auto ledger = Ledger::open(options);
+  REQUIRE_FALSE(ledger);
+  CHECK_THAT(ledger.error().message(), Catch::Contains("is not this ledger's log key"));
+  options.log_key = nullptr;  // and no keys/log.key in the directory
+  ledger = Ledger::open(options);
+  REQUIRE_FALSE(ledger);
+  CHECK_THAT(ledger.error().message(), Catch::Contains("log key"));
+}
+
+TEST_CASE("the audit catches tampered tree hashes, checkpoints, truncation and rewrites",
+          "[ledger][audit][tamper]") {
+  TempDir dir;
+  Cast cast;
+  build_tamper_ledger(dir, cast);
+  std::string saved = open_ledger(dir, false)->checkpoint().value();
+  SECTION("a flipped byte in a stored tree hash") {
+    with_raw_lmdb(dir, "tree", [](MDB_txn* txn, MDB_dbi dbi) {
+      Bytes h = read_raw(txn, dbi, 9);
+      h[3] ^= 0x01;
+      write_raw(txn, dbi, 9, h);
+    });
+    auto report = audit_ledger(*open_read_only(dir));
+    CHECK(report.status.code() == Code::kCorrupt);
+    CHECK_THAT(report.status.message(), Catch::Contains("stored tree hash of node"));
+    REQUIRE(report.failed_index);
+  }
+  SECTION("a flipped byte in a stored checkpoint's signature") {
+    with_raw_lmdb(dir, "checkpoints", [](MDB_txn* txn, MDB_dbi dbi) {
+      Bytes note = read_raw(txn, dbi, 12);
+      note[note.size() - 5] ^= 0x01;
+      write_raw(txn, dbi, 12, note);
+    });
+    auto report = audit_ledger(*open_read_only(dir));
+    CHECK(report.status.code() == Code::kCorrupt);
+    CHECK_THAT(report.status.message(), Catch::Contains("checkpoint"));
+  }
+  SECTION("a checkpoint re-signed over another root") {
+    with_raw_lmdb(dir, "checkpoints", [&](MDB_txn* txn, MDB_dbi dbi) {
+      Checkpoint forged{std::string(test::kTestOrigin), 12, test::test_digest("forged"), {}};
+      std::string note = sign_checkpoint(forged, cast.log);
+      write_raw(txn, dbi, 12, Bytes(note.begin(), note.end()));
+    });
+    auto report = audit_ledger(*open_read_only(dir));
+    CHECK(report.status.code() == Code::kCorrupt);
+    CHECK_THAT(report.status.message(), Catch::Contains("signed checkpoint at size 12"));
+  }
+  SECTION("the last entries dropped, checkpoints and all") {
+    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+      for (uint64_t i = 13; i < 15; ++i) {
+        auto key = u64_be(i);
+        MDB_val k{8, key.data()};
+        REQUIRE(mdb_del(txn, dbi, &k, nullptr) == 0);
+      }
+    });
+    with_raw_lmdb(dir, "checkpoints", [](MDB_txn* txn, MDB_dbi dbi) {
+      for (uint64_t i = 13; i < 15 + 1; ++i) {
+        auto key = u64_be(i);
+        MDB_val k{8, key.data()};
+        mdb_del(txn, dbi, &k, nullptr);
+      }
+    });
+    auto ledger = open_read_only(dir);
+    AuditOptions options;
+    options.saved_checkpoint = saved;
+    auto report = audit_ledger(*ledger, options);
+    CHECK(report.status.code() == Code::kCorrupt);
+    CHECK_THAT(report.status.message(), Catch::Contains("truncated"));
+  }
+  SECTION("a pinned log key that is not the log's") {
+    AuditOptions options;
+    options.log_key = test::test_key("example.org/test-log", 0x44).verifier();
+    auto report = audit_ledger(*open_read_only(dir), options);
+    CHECK(report.status.code() == Code::kRejected);
+    CHECK_THAT(report.status.message(), Catch::Contains("is not this log's key"));
+  }
+  SECTION("an entry by a revoked key swapped in") {
+    // Revoke the attestor in a copy of history, then splice the attestor's later event into
+    // the original: its signature is valid but policy at that position refuses it.
+    TempDir other;
+    Bytes late;
+    {
+      auto ledger = open_ledger(other);
+      append_prologue(*ledger, cast);
+      REQUIRE(append_one(*ledger, test::signed_entry(cast.admin, test::revoke_body(cast.admin, cast.attestor.public_key(), RevokeReason::kRetired))).status.is_ok());
+    }
+    late = test::signed_entry(cast.importer, test::observation_body(cast.importer, "flashinfer", "x"));
+    with_raw_lmdb(dir, "entries", [&](MDB_txn* txn, MDB_dbi dbi) { write_raw(txn, dbi, 8, late); });
+    auto report = audit_ledger(*open_read_only(dir));
+    REQUIRE(report.failed_index);
+    CHECK(*report.failed_index == 8);
+  }
+  SECTION("an untouched ledger passes, and so does its saved checkpoint") {
+    AuditOptions options;
+    options.saved_checkpoint = saved;
+    options.log_key = cast.log.verifier();
+    auto report = audit_ledger(*open_read_only(dir), options);
+    CHECK(report.status.is_ok());
+    CHECK(report.checkpoints == 11);
+    CHECK(report.entries == 15);
+    CHECK(report.tree_nodes == stored_hash_count(15));
   }
 }
 

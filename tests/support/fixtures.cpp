@@ -195,4 +195,8 @@ std::vector<Bytes> Cast::prologue_entries() const {
   return out;
 }
 
+std::shared_ptr<const SecretKey> test_log_key() {
+  return std::make_shared<const SecretKey>(std::move(Cast().log));
+}
+
 }  // namespace evl::test

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,9 @@ Bytes signed_entry(const SecretKey& key, const EventBody& body);
 // signed_entry, then add_signature for each co-signer in order.
 Bytes cosigned_entry(const SecretKey& author, const std::vector<const SecretKey*>& cosigners,
                      const EventBody& body);
+
+// The Cast's log key (the genesis's log key), shared, as OpenOptions::log_key takes it.
+std::shared_ptr<const SecretKey> test_log_key();
 
 // ---- a small ledger cast ------------------------------------------------------------------
 

@@ -1,0 +1,42 @@
+// ledger/internal/tree_store.h — the RFC 6962 tree and the checkpoints inside LMDB.
+//
+// The "tree" database maps a stored-hash index (8-byte big-endian, Go tlog's layout, see
+// ledger/merkle.h) to a 32-byte hash; appending entry n appends its stored hashes in the same
+// write transaction as the entry. The "checkpoints" database maps a tree size (8-byte
+// big-endian) to the signed checkpoint note for that size, one per commit.
+// Everything here works inside a caller's transaction; views are valid until it ends.
+#pragma once
+
+#include <lmdb.h>
+
+#include <optional>
+#include <string>
+
+#include "keys/checkpoint.h"
+#include "ledger/internal/lmdb.h"
+#include "ledger/merkle.h"
+
+namespace evl::tree_store {
+
+// Reads stored hashes through one transaction (its own writes included).
+class TxnHashReader final : public HashReader {
+ public:
+  TxnHashReader(const lmdb::Txn& txn, MDB_dbi tree) : txn_(txn), tree_(tree) {}
+  Result<std::vector<Hash>> read_hashes(std::span<const uint64_t> indexes) const override;
+
+ private:
+  const lmdb::Txn& txn_;
+  MDB_dbi tree_;
+};
+
+// Appends the stored hashes of entry `n` (the tree must hold exactly n entries). Returns the
+// raw LMDB code of a failed put (MDB_MAP_FULL is worth a retry) in `rc`, or a Status.
+Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, ByteView entry, int& rc);
+
+// The number of entries whose stored hashes are present: the inverse of stored_hash_count.
+Result<uint64_t> tree_size(const lmdb::Txn& txn, MDB_dbi tree);
+
+// The newest stored checkpoint, parsed (no signature check), or nullopt when there is none.
+Result<std::optional<Checkpoint>> last_checkpoint(const lmdb::Txn& txn, MDB_dbi checkpoints);
+
+}  // namespace evl::tree_store
