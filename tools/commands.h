@@ -15,5 +15,7 @@ int cmd_get(const std::vector<std::string>& argv);
 int cmd_log(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
+int cmd_proof(const std::vector<std::string>& argv);
+int cmd_checkpoint(const std::vector<std::string>& argv);
 
 }  // namespace evl::cli

@@ -1,5 +1,7 @@
 #include "tools/ledger_cli.h"
 
+#include "keys/checkpoint.h"
+#include "keys/note.h"
 #include "keys/signer.h"
 
 namespace evl::cli {
@@ -32,6 +34,34 @@ int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const st
   std::printf("%s %s at index %llu (%s)\n", what.c_str(), o.added ? "appended" : "already present",
               static_cast<unsigned long long>(o.index), digest_text(o.id).c_str());
   return kExitOk;
+}
+
+std::string newest_size_text(const Ledger& ledger) {
+  auto note = ledger.checkpoint();
+  if (!note) return "unknown";
+  auto parsed = parse_note(*note);
+  if (!parsed) return "unknown";
+  auto checkpoint = parse_checkpoint_body(parsed->text);
+  return checkpoint ? std::to_string(checkpoint->size) : "unknown";
+}
+
+Result<LedgerCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<uint64_t> size,
+                                           const std::string& option) {
+  auto note = ledger.checkpoint(size);
+  if (!note && note.error().code() == Code::kNotFound && size) {
+    return not_found("--" + option + " " + std::to_string(*size) +
+                     ": the log has no checkpoint of that size (it signs one per commit, at the "
+                     "size where the commit ended); the newest is of size " +
+                     newest_size_text(ledger) + ", the default");
+  }
+  if (!note) return note.error().with_context("checkpoint");
+  auto key = ledger.log_verifier();
+  if (!key) return key.error().with_context("the log's verifier key");
+  auto checkpoint = open_checkpoint(*note, *key);
+  if (!checkpoint) {
+    return corrupt("stored " + checkpoint.error().message() + "; run evledger verify");
+  }
+  return LedgerCheckpoint{std::move(*note), std::move(*checkpoint), std::move(*key)};
 }
 
 }  // namespace evl::cli

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "keys/checkpoint.h"
 #include "keys/key.h"
 #include "ledger/ledger.h"
 #include "tools/cli.h"
@@ -20,5 +21,20 @@ Result<SecretKey> load_signer(const Args& args, const std::string& option);
 // Stamps `body` with the signer as author and the current time, signs it, appends it and
 // prints "<what> at index N (id)" — or the rejection. Returns the exit code.
 int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const std::string& what);
+
+// The size of the newest checkpoint, for messages ("unknown" when unreadable).
+std::string newest_size_text(const Ledger& ledger);
+
+struct LedgerCheckpoint {
+  std::string note;
+  Checkpoint checkpoint;
+  VerifierKey log_key;
+};
+
+// The newest checkpoint or the one of `size` entries, opened with the genesis's log key: a
+// stored checkpoint that does not verify is corruption. `option` names the option that asked
+// for the size, for the message when there is no checkpoint of that size.
+Result<LedgerCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<uint64_t> size,
+                                           const std::string& option);
 
 }  // namespace evl::cli

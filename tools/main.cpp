@@ -27,13 +27,15 @@ const Command kCommands[] = {
     {"log", "list entries", evl::cli::cmd_log},
     {"verify", "re-check every entry, signature and key-policy decision", evl::cli::cmd_verify},
     {"bench", "measure throughput against this machine's limits", evl::cli::cmd_bench},
+    {"proof", "offline inclusion and consistency proofs: make and verify", evl::cli::cmd_proof},
+    {"checkpoint", "print the log's newest (or a given size's) signed checkpoint", evl::cli::cmd_checkpoint},
 };
 
 void usage(std::FILE* out) {
   std::fputs("usage: evledger COMMAND [OPTIONS]\n\n"
              "An append-only ledger of signed evidence about GPU-kernel benchmark results.\n\n"
              "commands:\n", out);
-  for (const auto& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  for (const auto& c : kCommands) std::fprintf(out, "  %-13s %s\n", c.name, c.summary);
   std::fputs("\n'evledger COMMAND --help' describes each. Exit status: 0 ok, 1 rejected or\n"
              "failed verification, 2 usage, 3 I/O or environment.\n", out);
 }

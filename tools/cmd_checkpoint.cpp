@@ -1,0 +1,53 @@
+// evledger checkpoint — print a signed checkpoint of the log (C2SP tlog-checkpoint note).
+#include <nlohmann/json.hpp>
+
+#include "keys/checkpoint.h"
+#include "tools/commands.h"
+#include "tools/ledger_cli.h"
+
+namespace evl::cli {
+
+namespace {
+
+constexpr const char* kCheckpointUsage =
+    "usage: evledger checkpoint --ledger DIR [--size N] [--json]\n"
+    "\n"
+    "Prints the log's newest signed checkpoint, or the one of exactly N entries, verbatim: a\n"
+    "C2SP tlog-checkpoint note signed by the log key. The log signs one per commit, so N must be\n"
+    "a size at which a commit ended. Save it to later ask for a consistency proof from it\n"
+    "(evledger proof consistency --from <its size>). --json prints {origin, size, root, note}.\n";
+
+int run_checkpoint(const Args& args) {
+  if (!args.positional().empty()) return fail(usage_error("checkpoint takes no arguments"));
+  std::optional<uint64_t> size;
+  if (args.has("size")) {
+    auto n = args.get_u64("size", 0);
+    if (!n) return fail(n.error());
+    size = *n;
+  }
+  auto ledger = open_ledger(args, false);
+  if (!ledger) return fail(ledger.error());
+  auto checkpoint = ledger_checkpoint(**ledger, size, "size");
+  if (!checkpoint) return fail(checkpoint.error());
+  if (!args.has("json")) {
+    Status s = write_output("-", checkpoint->note);
+    return s ? kExitOk : fail(s);
+  }
+  nlohmann::ordered_json j;
+  j["origin"] = checkpoint->checkpoint.origin;
+  j["size"] = checkpoint->checkpoint.size;
+  j["root"] = base64_encode(checkpoint->checkpoint.root);
+  j["note"] = checkpoint->note;
+  std::printf("%s\n",
+              j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_checkpoint(const std::vector<std::string>& argv) {
+  return run_command(argv, {{"ledger"}, {"size"}, {"json", false}}, kCheckpointUsage,
+                     run_checkpoint);
+}
+
+}  // namespace evl::cli
