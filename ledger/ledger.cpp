@@ -46,6 +46,7 @@ struct Prepared {
   CheckedEntry checked;
   std::string subject;  // scope subject for policy
   const Bytes* bytes = nullptr;
+  Hash leaf{};          // RFC 6962 leaf hash, computed here rather than in the single writer
 };
 
 // One caller's chunk on its way through the writer.
@@ -65,6 +66,7 @@ class LedgerImpl final : public Ledger {
   explicit LedgerImpl(const OpenOptions& options)
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
         log_key_(options.log_key), log_key_path_(options.log_key_path),
+        maintain_tree_(options.maintain_tree),
         pool_(options.verify_threads) {}
 
   ~LedgerImpl() override {
@@ -141,6 +143,7 @@ class LedgerImpl final : public Ledger {
   MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0, tree_ = 0, checkpoints_ = 0;
   std::shared_ptr<const SecretKey> log_key_;  // writers only
   std::string log_key_path_;
+  bool maintain_tree_;
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
   int lock_fd_ = -1;
   std::atomic<uint64_t> size_{0};
@@ -184,7 +187,7 @@ Status LedgerImpl::open(bool create) {
   EVL_RETURN_IF_ERROR(load_state());
   if (!read_only_) {
     EVL_RETURN_IF_ERROR(load_log_key());
-    EVL_RETURN_IF_ERROR(catch_up_tree());
+    if (maintain_tree_) EVL_RETURN_IF_ERROR(catch_up_tree());
     writer_ = std::thread([this] { writer_loop(); });
   }
   return Status::ok();
@@ -312,7 +315,7 @@ Status LedgerImpl::catch_up_tree() {
   for (uint64_t n = *tree_size; n < size(); ++n) {
     auto entry = txn->get(entries_, u64_be(n));
     if (!entry) return corrupt("entry " + std::to_string(n) + " is missing");
-    EVL_RETURN_IF_ERROR(tree_store::append_record(*txn, tree_, n, *entry, rc));
+    EVL_RETURN_IF_ERROR(tree_store::append_record(*txn, tree_, n, leaf_hash(*entry), rc));
   }
   std::optional<Checkpoint> signed_checkpoint;
   EVL_RETURN_IF_ERROR(
@@ -369,6 +372,7 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
   }
   out.checked = std::move(checked.value());
   out.subject = std::move(subject.value());
+  if (maintain_tree_) out.leaf = leaf_hash(bytes);
 }
 
 std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch) {
@@ -463,7 +467,9 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
         changed->apply(next, item.checked.body);
       }
       if (rc != 0) return lmdb::error(rc, "cannot store entry " + std::to_string(next));
-      EVL_RETURN_IF_ERROR(tree_store::append_record(txn, tree_, next, *item.bytes, rc));
+      if (maintain_tree_) {
+        EVL_RETURN_IF_ERROR(tree_store::append_record(txn, tree_, next, item.leaf, rc));
+      }
       outcome.index = next++;
       outcome.added = true;
       pending->outcomes.push_back(std::move(outcome));
@@ -529,7 +535,7 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
         break;
       }
       failure = stage_group(*txn, group, changed, next, rc);
-      if (failure.is_ok() && next > start) {
+      if (failure.is_ok() && next > start && maintain_tree_) {
         const KeyPolicy& policy = changed ? *changed : policy_;
         failure = store_checkpoint(*txn, policy.genesis()->origin, next, signed_checkpoint, rc);
       }

@@ -39,6 +39,9 @@ struct OpenOptions {
   std::string log_key_path;
   // Or the log key itself (takes precedence over log_key_path), for tools that hold it.
   std::shared_ptr<const SecretKey> log_key;
+  // Benchmarks only: false skips the tree and checkpoints, to measure what they cost. Such a
+  // ledger has no proofs and fails verification; never use it for a real log.
+  bool maintain_tree = true;
   unsigned verify_threads = 0;      // 0: one per hardware thread
 };
 

@@ -70,6 +70,11 @@ class Progress {
   Progress(std::string label, uint64_t total);
   ~Progress();
   void update(uint64_t done);
+  // As update(done), with the total learnt late (0 leaves it unchanged).
+  void update(uint64_t done, uint64_t total) {
+    if (total != 0) total_ = total;
+    update(done);
+  }
 
  private:
   std::string label_;

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ledger/audit.h"
+#include "ledger/tiles.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 
@@ -10,10 +11,12 @@ namespace evl::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger verify --ledger DIR [--vkey VKEY] [--from-checkpoint FILE] [--json]\n"
-    "                       [--threads N]\n"
+    "usage: evledger verify (--ledger DIR | --tiles DIR | --url URL) [--vkey VKEY]\n"
+    "                       [--from-checkpoint FILE] [--json] [--threads N]\n"
     "\n"
-    "The auditor. Re-checks every entry from the stored bytes: canonical form, event id and\n"
+    "The auditor, of a ledger directory, of a C2SP tlog-tiles export (evledger export-tiles),\n"
+    "or of anything serving that layout over http (--url http://host/prefix/).\n"
+    "Re-checks every entry from the stored bytes: canonical form, event id and\n"
     "its id record, every DSSE signature (on all cores), and that each signer held the needed\n"
     "role at that position. Recomputes the RFC 6962 tree and compares every stored tree hash,\n"
     "checks every stored checkpoint's signature and root (so each is consistent with the\n"
@@ -40,12 +43,26 @@ int run(const Args& args) {
     if (!note) return fail(note.error());
     options.saved_checkpoint = *note;
   }
-  auto ledger = open_ledger(args, false);
-  if (!ledger) return fail(ledger.error());
-  Progress progress("verify", (*ledger)->size());
-  options.progress = [&](uint64_t done, uint64_t) { progress.update(done); };
+  int sources = args.has("ledger") + args.has("tiles") + args.has("url");
+  if (sources != 1) return fail(usage_error("verify needs exactly one of --ledger, --tiles, --url"));
+  std::unique_ptr<Ledger> ledger;
+  std::unique_ptr<AuditSource> source;
+  if (args.has("ledger")) {
+    auto opened = open_ledger(args, false);
+    if (!opened) return fail(opened.error());
+    ledger = std::move(opened.value());
+    source = ledger_audit_source(*ledger);
+  } else {
+    if (!options.log_key) {
+      return fail(usage_error("verifying tiles needs --vkey: the checkpoint must be signed by a "
+                              "key you trust, not one the server chose"));
+    }
+    source = tile_audit_source(args.has("tiles") ? *args.get("tiles") : *args.get("url"));
+  }
+  Progress progress("verify", 0);
+  options.progress = [&](uint64_t done, uint64_t total) { progress.update(done, total); };
   int64_t start = now_ms();
-  AuditReport report = audit_ledger(**ledger, options);
+  AuditReport report = audit_log(*source, options);
   double seconds = (now_ms() - start) / 1000.0;
   if (args.has("json")) {
     nlohmann::ordered_json kinds;
@@ -94,7 +111,8 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_verify(const std::vector<std::string>& argv) {
-  return run_command(argv, {{"ledger"}, {"json", false}, {"threads"}, {"vkey"}, {"from-checkpoint"}}, kUsage, run);
+  return run_command(argv, {{"ledger"}, {"tiles"}, {"url"}, {"json", false}, {"threads"}, {"vkey"},
+                      {"from-checkpoint"}}, kUsage, run);
 }
 
 }  // namespace evl::cli

@@ -17,5 +17,6 @@ int cmd_verify(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_proof(const std::vector<std::string>& argv);
 int cmd_checkpoint(const std::vector<std::string>& argv);
+int cmd_export_tiles(const std::vector<std::string>& argv);
 
 }  // namespace evl::cli

@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"bench", "measure throughput against this machine's limits", evl::cli::cmd_bench},
     {"proof", "offline inclusion and consistency proofs: make and verify", evl::cli::cmd_proof},
     {"checkpoint", "print the log's newest (or a given size's) signed checkpoint", evl::cli::cmd_checkpoint},
+    {"export-tiles", "write the C2SP tlog-tiles layout: checkpoint, hash tiles, entry bundles", evl::cli::cmd_export_tiles},
 };
 
 void usage(std::FILE* out) {

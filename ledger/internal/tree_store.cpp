@@ -1,5 +1,7 @@
 #include "ledger/internal/tree_store.h"
 
+#include <cstring>
+
 namespace evl::tree_store {
 
 Result<std::vector<Hash>> TxnHashReader::read_hashes(std::span<const uint64_t> indexes) const {
@@ -11,17 +13,21 @@ Result<std::vector<Hash>> TxnHashReader::read_hashes(std::span<const uint64_t> i
       return corrupt("stored tree hash " + std::to_string(index) + " is missing: " +
                      v.error().message());
     }
-    auto hash = parse_hash(*v, "stored tree hash " + std::to_string(index));
-    if (!hash) return corrupt(hash.error().message());
-    out.push_back(*hash);
+    if (v->size() != kHashSize) {
+      return corrupt("stored tree hash " + std::to_string(index) + " is " +
+                     std::to_string(v->size()) + " bytes, not 32");
+    }
+    Hash hash;
+    std::memcpy(hash.data(), v->data(), kHashSize);
+    out.push_back(hash);
   }
   return out;
 }
 
-Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, ByteView entry, int& rc) {
+Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, const Hash& leaf, int& rc) {
   rc = 0;
   TxnHashReader reader(txn, tree);
-  auto hashes = stored_hashes_for_record(n, leaf_hash(entry), reader);
+  auto hashes = stored_hashes_for_record(n, leaf, reader);
   if (!hashes) return hashes.error();
   uint64_t index = stored_hash_count(n);
   for (const Hash& h : *hashes) {

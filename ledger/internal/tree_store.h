@@ -31,7 +31,7 @@ class TxnHashReader final : public HashReader {
 
 // Appends the stored hashes of entry `n` (the tree must hold exactly n entries). Returns the
 // raw LMDB code of a failed put (MDB_MAP_FULL is worth a retry) in `rc`, or a Status.
-Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, ByteView entry, int& rc);
+Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, const Hash& leaf, int& rc);
 
 // The number of entries whose stored hashes are present: the inverse of stored_hash_count.
 Result<uint64_t> tree_size(const lmdb::Txn& txn, MDB_dbi tree);

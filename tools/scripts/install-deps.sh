@@ -10,6 +10,7 @@ packages=(
   libsodium-dev libssl-dev openssl
   nlohmann-json3-dev libdouble-conversion-dev libyaml-cpp-dev
   libboost-dev catch2
+  nginx python3 python3-cryptography
 )
 
 missing=()

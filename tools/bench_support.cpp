@@ -1,0 +1,144 @@
+#include "tools/bench_support.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "keys/signer.h"
+#include "ledger/limits.h"
+
+extern char** environ;
+
+namespace evl::cli::bench {
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t k = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p * v.size())) - 1);
+  return v[k];
+}
+
+std::string scratch_dir(const Args& args, const std::string& name) {
+  std::string base = args.get("dir").value_or(std::filesystem::temp_directory_path().string());
+  return base + "/evledger-bench-" + name + "-" + std::to_string(::getpid());
+}
+
+Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
+                                const Bytes& importer_seed) {
+  auto admin = SecretKey::generate("bench/admin");
+  auto log_key = SecretKey::generate("bench.evledger.invalid/log");
+  auto importer = importer_seed.empty() ? SecretKey::generate("bench/importer")
+                                        : SecretKey::from_seed("bench/importer", importer_seed);
+  if (!admin || !log_key || !importer) return io_error("cannot generate keys");
+  OpenOptions options;
+  options.dir = dir;
+  options.create = true;
+  options.maintain_tree = maintain_tree;
+  options.log_key = std::make_shared<const SecretKey>(std::move(log_key.value()));
+  auto ledger = Ledger::open(options);
+  if (!ledger) return ledger.error();
+  EventBody genesis;
+  genesis.author = admin->public_key();
+  genesis.payload = Genesis{options.log_key->name(), options.log_key->public_key(),
+                            {{admin->public_key(), admin->name()}}, 50};
+  EventBody grant;
+  grant.author = admin->public_key();
+  grant.payload = KeyGrant{{importer->public_key(), importer->name()}, {Role::kImporter}, {}};
+  std::vector<Bytes> setup{sign_event(*admin, genesis).value(), sign_event(*admin, grant).value()};
+  for (const auto& o : (*ledger)->append(setup)) {
+    if (!o.status) return o.status;
+  }
+  return BenchLedger{std::move(ledger.value()), std::move(importer.value())};
+}
+
+Bytes manifest_entry(const SecretKey& key, uint64_t n) {
+  auto make = [&](size_t pad) {
+    std::string canonical =
+        R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","spec":{"notes":")" +
+        std::string(pad, 'x') + R"(","observedAt":"2026-07-07T02:26:56.362Z","status":"passed",)"
+        R"("timing":{"latencyNs":{"mean":)" + std::to_string(100000 + n) +
+        R"(},"primaryStatistic":"mean"}}})";
+    EventBody body;
+    body.author = key.public_key();
+    body.claimed_time_ms = 1780000000000 + static_cast<int64_t>(n);
+    body.payload = ManifestEvent{{canonical, ""}};
+    return sign_event(key, body).value();
+  };
+  Bytes probe = make(1500);
+  size_t pad = 1500 + kEntryBytes - std::min(kEntryBytes, probe.size());
+  Bytes entry = make(pad);
+  // Text is padded to 8 bytes by Cap'n Proto: trim until the entry is not above the target.
+  while (entry.size() > kEntryBytes && pad > 0) entry = make(--pad);
+  return entry;
+}
+
+std::vector<Bytes> sign_many(const SecretKey& key, uint64_t first, uint64_t count,
+                             ThreadPool& pool) {
+  std::vector<Bytes> out(count);
+  pool.parallel_for(count, [&](size_t i) { out[i] = manifest_entry(key, first + i); });
+  return out;
+}
+
+Status fill(BenchLedger& bench, uint64_t first, uint64_t count, ThreadPool& pool,
+            const std::function<void(uint64_t)>& on_progress) {
+  constexpr uint64_t kChunk = 10000;
+  for (uint64_t done = 0; done < count;) {
+    uint64_t n = std::min(kChunk, count - done);
+    auto batch = sign_many(bench.importer, first + done, n, pool);
+    for (const auto& o : bench.ledger->append(batch)) EVL_RETURN_IF_ERROR(o.status);
+    done += n;
+    if (on_progress) on_progress(done);
+  }
+  return Status::ok();
+}
+
+Result<std::vector<std::string>> run_child(const std::vector<std::string>& args,
+                                           const std::string& scratch) {
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string out_path = scratch + ".child-" + std::to_string(::getpid()) + ".out";
+  std::vector<std::string> argv_s{self};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return io_error("cannot start a benchmark child process");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  auto text = read_input(out_path);
+  std::filesystem::remove(out_path);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !text) {
+    return io_error("the benchmark child 'evledger " + args.at(0) + " " + args.at(1) +
+                    "' failed");
+  }
+  std::vector<std::string> lines;
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+void print_memory_line(uint64_t entries) {
+  MemoryFigures m = process_memory();
+  std::printf("{\"entries\":%llu,\"peakRssMB\":%.1f,\"rssAnonMB\":%.1f,\"rssFileMB\":%.1f}\n",
+              static_cast<unsigned long long>(entries), m.peak_rss / 1e6, m.rss_anon / 1e6,
+              m.rss_file / 1e6);
+  std::fflush(stdout);
+}
+
+}  // namespace evl::cli::bench

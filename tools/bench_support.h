@@ -1,0 +1,60 @@
+// tools/bench_support.h — what the `evledger bench` subcommands share: a ledger to load,
+// signed 2 KiB entries, child processes for clean peak-memory figures.
+//
+// Thread safety: used from one thread; sign_many uses the given pool.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "keys/key.h"
+#include "ledger/ledger.h"
+#include "ledger/thread_pool.h"
+#include "tools/cli.h"
+
+namespace evl::cli::bench {
+
+inline constexpr size_t kEntryBytes = 2048;
+inline constexpr size_t kBatch = 1000;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t);
+double percentile(std::vector<double> values, double p);
+
+// <--dir or the system temp dir>/evledger-bench-<name>-<pid>.
+std::string scratch_dir(const Args& args, const std::string& name);
+
+struct BenchLedger {
+  std::unique_ptr<Ledger> ledger;
+  SecretKey importer;
+};
+
+// A fresh ledger in `dir` with a genesis and one importer key, as a publisher would have. The
+// importer's key comes from `importer_seed` (32 bytes) when given, so two ledgers can take the
+// same entries.
+Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree = true,
+                                const Bytes& importer_seed = {});
+
+// A signed manifest event of exactly kEntryBytes bytes (a BenchmarkRun manifest with padding),
+// distinct for every n.
+Bytes manifest_entry(const SecretKey& key, uint64_t n);
+std::vector<Bytes> sign_many(const SecretKey& key, uint64_t first, uint64_t count,
+                             ThreadPool& pool);
+
+// Signs and appends entries [first, first + count) in chunks of 10,000 (bounded memory);
+// calls on_progress(done) after each chunk.
+Status fill(BenchLedger& bench, uint64_t first, uint64_t count, ThreadPool& pool,
+            const std::function<void(uint64_t)>& on_progress = {});
+
+// Runs this evledger binary with `args` in a child process (so that its peak memory is its
+// own) and returns the lines it printed on standard output.
+Result<std::vector<std::string>> run_child(const std::vector<std::string>& args,
+                                           const std::string& scratch);
+
+// Prints one JSON line of the process's memory figures, tagged with `entries`.
+void print_memory_line(uint64_t entries);
+
+}  // namespace evl::cli::bench
