@@ -7,6 +7,7 @@
 
 #include "ledger/audit.h"
 #include "ledger/limits.h"
+#include "ledger/tiles.h"
 #include "tools/bench_support.h"
 
 namespace evl::cli::bench {
@@ -133,6 +134,68 @@ int bench_verify(const Args& args) {
                 m["peakRssMB"].get<double>(), m["rssAnonMB"].get<double>(),
                 m["rssFileMB"].get<double>());
   }
+  return kExitOk;
+}
+
+}  // namespace evl::cli::bench
+
+namespace evl::cli::bench {
+
+int bench_export(const Args& args) {
+  auto entries = args.get_u64("entries", 200000);
+  if (!entries) return fail(entries.error());
+  bool json = args.has("json");
+  std::string dir = scratch_dir(args, "export");
+  std::string out_dir = dir + "-tiles";
+  auto bench = make_ledger(dir);
+  if (!bench) return fail(bench.error());
+  ThreadPool pool;
+  if (!json) std::fprintf(stderr, "bench: loading a ledger of %llu entries...\n",
+                          static_cast<unsigned long long>(*entries));
+  if (Status s = fill(*bench, 0, *entries, pool); !s) return fail(s);
+  if (!json) std::fprintf(stderr, "bench: exporting tiles...\n");
+  auto start = Clock::now();
+  auto first = export_tiles(*bench->ledger, out_dir);
+  double first_s = seconds_since(start);
+  if (!first) return fail(first.error());
+  // An incremental export after 1% more entries: only the new tiles are written.
+  uint64_t more = std::max<uint64_t>(1, *entries / 100);
+  if (Status s = fill(*bench, *entries, more, pool); !s) return fail(s);
+  start = Clock::now();
+  auto second = export_tiles(*bench->ledger, out_dir);
+  double second_s = seconds_since(start);
+  if (!second) return fail(second.error());
+  bench->ledger.reset();
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(out_dir);
+  double rate = first->size / first_s;
+  nlohmann::ordered_json out;
+  out["export"] = {{"entries", first->size},
+                   {"seconds", first_s},
+                   {"entriesPerSecond", std::round(rate)},
+                   {"bytesWritten", first->bytes_written},
+                   {"tiles", first->tiles_written},
+                   {"bundles", first->bundles_written},
+                   {"target", "entriesPerSecond >= 200000"}};
+  out["incremental"] = {{"newEntries", second->size - second->previous_size},
+                        {"seconds", second_s},
+                        {"tiles", second->tiles_written},
+                        {"bundles", second->bundles_written},
+                        {"filesKept", second->files_kept}};
+  if (json) {
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("export of %llu entries (%.1f MB, %llu tiles, %llu bundles): %.0f entries/s "
+              "(target >= 200,000)\n",
+              static_cast<unsigned long long>(first->size), first->bytes_written / 1e6,
+              static_cast<unsigned long long>(first->tiles_written),
+              static_cast<unsigned long long>(first->bundles_written), rate);
+  std::printf("incremental export of %llu new entries: %.3f s, %llu tiles and %llu bundles "
+              "written\n",
+              static_cast<unsigned long long>(second->size - second->previous_size), second_s,
+              static_cast<unsigned long long>(second->tiles_written),
+              static_cast<unsigned long long>(second->bundles_written));
   return kExitOk;
 }
 

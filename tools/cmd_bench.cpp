@@ -19,6 +19,7 @@ namespace evl::cli {
 namespace bench {
 int bench_verify(const Args& args);
 int bench_audit_memory(const Args& args);
+int bench_export(const Args& args);
 }  // namespace bench
 
 namespace {
@@ -28,6 +29,7 @@ using namespace bench;
 constexpr const char* kUsage =
     "usage: evledger bench append [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
     "       evledger bench verify [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
+    "       evledger bench export [--json] [--entries N] [--dir DIR]\n"
     "       evledger bench memory --entries M [--keep DIR] [--dir DIR]\n"
     "       evledger bench audit-memory --ledger DIR\n"
     "\n"
@@ -43,6 +45,8 @@ constexpr const char* kUsage =
     "verify  a full audit of a ledger of N entries (default 50,000) against the all-core\n"
     "        verify rate, inclusion proofs generated per second on one core, and, in child\n"
     "        processes, the peak memory of auditing a ledger of M entries (default 10^6).\n"
+    "export  a full C2SP tile export of a ledger of N entries (default 200,000), then an\n"
+    "        incremental one after 1% more.\n"
     "memory  appends M entries to a fresh ledger and prints memory at 10^5, 10^6, ... entries;\n"
     "        --keep DIR leaves the ledger in DIR.\n"
     "audit-memory  audits the ledger in DIR and prints the audit's peak memory.\n"
@@ -228,6 +232,7 @@ int run(const Args& args) {
   if (which == "append") return bench_append(args);
   if (which == "verify") return bench_verify(args);
   if (which == "memory") return bench_memory(args);
+  if (which == "export") return bench_export(args);
   if (which == "audit-memory") return bench_audit_memory(args);
   return fail(usage_error("unknown bench '" + which + "'; see --help"));
 }

@@ -462,6 +462,27 @@ TEST_CASE("every commit stores a signed checkpoint consistent with the one befor
   CHECK(ledger->checkpoint(3).error().code() == Code::kNotFound);
 }
 
+TEST_CASE("the log refuses to sign a checkpoint inconsistent with the last one",
+          "[ledger][tree]") {
+  TempDir dir;
+  Cast cast;
+  build_tamper_ledger(dir, cast);
+  // Damage a stored hash on the tree's right edge: the next root would fork from checkpoint 15.
+  with_raw_lmdb(dir, "tree", [](MDB_txn* txn, MDB_dbi dbi) {
+    uint64_t last = stored_hash_index(0, 14);
+    Bytes h = read_raw(txn, dbi, last);
+    h[0] ^= 0x80;
+    write_raw(txn, dbi, last, h);
+  });
+  auto ledger = open_ledger(dir, false);
+  auto out = append_one(*ledger, test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "after")));
+  CHECK_FALSE(out.status.is_ok());
+  CHECK_THAT(out.status.message(), Catch::Contains("refusing to sign checkpoint 16") &&
+                                       Catch::Contains("not consistent"));
+  CHECK(ledger->size() == 15);
+  CHECK(ledger->checkpoint().value() == ledger->checkpoint(15).value());
+}
+
 TEST_CASE("a ledger needs its own log key to append", "[ledger][tree]") {
   TempDir dir;
   Cast cast;
