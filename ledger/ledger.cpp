@@ -21,6 +21,7 @@
 #include "events/observation.h"
 #include "keys/checkpoint.h"
 #include "ledger/internal/lmdb.h"
+#include "ledger/internal/lmdb_kv.h"
 #include "ledger/internal/tree_store.h"
 #include "ledger/thread_pool.h"
 
@@ -66,7 +67,7 @@ class LedgerImpl final : public Ledger {
   explicit LedgerImpl(const OpenOptions& options)
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
         log_key_(options.log_key), log_key_path_(options.log_key_path),
-        maintain_tree_(options.maintain_tree),
+        maintain_tree_(options.maintain_tree), hook_(options.hook),
         pool_(options.verify_threads) {}
 
   ~LedgerImpl() override {
@@ -107,6 +108,9 @@ class LedgerImpl final : public Ledger {
   Status scan_checkpoints(
       const std::function<Status(uint64_t, std::string_view)>& visit) const override;
   Result<VerifierKey> log_verifier() const override;
+  Status read_state(
+      const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const override;
+  Status rebuild_state() override;
 
  private:
   Status open_env(bool create);
@@ -126,6 +130,7 @@ class LedgerImpl final : public Ledger {
   Status stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
                      std::optional<KeyPolicy>& changed, uint64_t& next, int& rc);
   Status grow_map();
+  EntryScanner scanner(lmdb::Txn& txn) const;
   void trim_map(uint64_t appended_bytes);
 
   template <typename Fn>
@@ -141,9 +146,11 @@ class LedgerImpl final : public Ledger {
   uint64_t map_size_;
   MDB_env* env_ = nullptr;
   MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0, tree_ = 0, checkpoints_ = 0;
+  MDB_dbi state_ = 0;  // the hook's key/value state ("projections")
   std::shared_ptr<const SecretKey> log_key_;  // writers only
   std::string log_key_path_;
   bool maintain_tree_;
+  std::shared_ptr<AppendHook> hook_;
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
   int lock_fd_ = -1;
   std::atomic<uint64_t> size_{0};
@@ -214,7 +221,8 @@ Status LedgerImpl::open_env(bool create) {
     const char* name;
     MDB_dbi* dbi;
   } named[] = {{"entries", &entries_}, {"ids", &ids_},   {"key_events", &key_events_},
-               {"meta", &meta_},       {"tree", &tree_}, {"checkpoints", &checkpoints_}};
+               {"meta", &meta_},       {"tree", &tree_}, {"checkpoints", &checkpoints_},
+               {"projections", &state_}};
   for (auto& n : named) {
     rc = mdb_dbi_open(txn->get(), n.name, dbi_flags, n.dbi);
     if (rc == MDB_NOTFOUND) {
@@ -470,6 +478,13 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
       if (maintain_tree_) {
         EVL_RETURN_IF_ERROR(tree_store::append_record(txn, tree_, next, item.leaf, rc));
       }
+      if (hook_) {
+        lmdb::TxnKeyValueStore state(txn, state_, true);
+        AppendContext context{state, changed ? *changed : policy_, scanner(txn)};
+        Status hooked = hook_->on_entry(context, next, item.checked.id, item.checked.body);
+        if (state.map_full()) rc = MDB_MAP_FULL;
+        if (!hooked) return hooked.with_context("entry " + std::to_string(next));
+      }
       outcome.index = next++;
       outcome.added = true;
       pending->outcomes.push_back(std::move(outcome));
@@ -719,6 +734,68 @@ Result<VerifierKey> LedgerImpl::log_verifier() const {
   KeyPolicy keys = policy();
   if (!keys.genesis()) return not_found("the ledger has no genesis yet");
   return VerifierKey::of(keys.genesis()->origin, keys.genesis()->log_key);
+}
+
+EntryScanner LedgerImpl::scanner(lmdb::Txn& txn) const {
+  return [this, &txn](uint64_t from, uint64_t to,
+                      const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
+    for (uint64_t i = from; i < to; ++i) {
+      auto v = txn.get(entries_, u64_be(i));
+      if (!v) return corrupt("entry " + std::to_string(i) + " is missing");
+      EVL_RETURN_IF_ERROR(visit(i, *v));
+    }
+    return Status::ok();
+  };
+}
+
+Status LedgerImpl::read_state(
+    const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    lmdb::TxnKeyValueStore state(txn, state_, false);
+    auto cursor = lmdb::Cursor::open(txn, entries_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    uint64_t size = (*cursor)->get(k, v, MDB_LAST) == 0
+                        ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1
+                        : 0;
+    return fn(state, size);
+  });
+}
+
+Status LedgerImpl::rebuild_state() {
+  if (!hook_) return usage_error("this ledger was opened without projections to rebuild");
+  if (read_only_) return usage_error("ledger " + dir_ + " is open read-only");
+  for (;;) {
+    int rc = 0;
+    Status status;
+    {
+      std::shared_lock lock(resize_mu_);
+      auto txn = lmdb::Txn::begin(env_, true);
+      if (!txn) return txn.error();
+      rc = mdb_drop(txn->get(), state_, 0);
+      if (rc != 0) return lmdb::error(rc, "cannot empty the projections");
+      // The log as this transaction sees it (the writer thread may publish its size late).
+      auto cursor = lmdb::Cursor::open(*txn, entries_);
+      if (!cursor) return cursor.error();
+      MDB_val k, v;
+      uint64_t size = (*cursor)->get(k, v, MDB_LAST) == 0
+                          ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1
+                          : 0;
+      cursor->reset();
+      KeyPolicy keys = policy();  // the hook derives key state from the entries it scans
+      lmdb::TxnKeyValueStore state(*txn, state_, true);
+      AppendContext context{state, keys, scanner(*txn)};
+      status = hook_->rebuild(context, size);
+      if (state.map_full()) rc = MDB_MAP_FULL;
+      if (status) {
+        rc = txn->commit_code();
+        if (rc == 0) return Status::ok();
+        status = lmdb::error(rc, "cannot commit the rebuilt projections");
+      }
+    }
+    if (rc != MDB_MAP_FULL) return status;
+    EVL_RETURN_IF_ERROR(grow_map());
+  }
 }
 
 Result<uint64_t> LedgerImpl::id_count() const {

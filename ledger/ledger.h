@@ -22,6 +22,7 @@
 #include "events/event.h"
 #include "keys/key.h"
 #include "keys/policy.h"
+#include "ledger/append_hook.h"
 #include "ledger/merkle.h"
 
 namespace evl {
@@ -42,6 +43,8 @@ struct OpenOptions {
   // Benchmarks only: false skips the tree and checkpoints, to measure what they cost. Such a
   // ledger has no proofs and fails verification; never use it for a real log.
   bool maintain_tree = true;
+  // State kept beside the log in the append transactions (the projections), or null.
+  std::shared_ptr<AppendHook> hook;
   unsigned verify_threads = 0;      // 0: one per hardware thread
 };
 
@@ -101,6 +104,15 @@ class Ledger {
   [[nodiscard]] virtual Status scan_stored_hashes(
       uint64_t from, uint64_t to,
       const std::function<Status(uint64_t index, const Hash& hash)>& visit) const = 0;
+
+  // --- state kept by the AppendHook, in the "projections" database ---
+
+  // Runs `fn` over a read snapshot of the hook's state (valid during the call only).
+  [[nodiscard]] virtual Status read_state(
+      const std::function<Status(const KeyValueStore& state, uint64_t size)>& fn) const = 0;
+  // Empties the hook's state and lets the hook fold the whole log again, in one transaction:
+  // readers see the old state until the new one commits. kUsage without a hook.
+  [[nodiscard]] virtual Status rebuild_state() = 0;
 
   // --- signed checkpoints (C2SP tlog-checkpoint notes by the log key), one per commit ---
 

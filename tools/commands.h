@@ -10,6 +10,8 @@ namespace evl::cli {
 int cmd_init(const std::vector<std::string>& argv);
 int cmd_key(const std::vector<std::string>& argv);
 int cmd_append(const std::vector<std::string>& argv);
+int cmd_import(const std::vector<std::string>& argv);
+int cmd_gen(const std::vector<std::string>& argv);
 int cmd_sign(const std::vector<std::string>& argv);
 int cmd_get(const std::vector<std::string>& argv);
 int cmd_log(const std::vector<std::string>& argv);

@@ -23,6 +23,8 @@ const Command kCommands[] = {
     {"key", "make key pairs; grant, revoke and list keys", evl::cli::cmd_key},
     {"sign", "turn a canonical event body into a signed entry", evl::cli::cmd_sign},
     {"append", "append signed entries from files or a stream", evl::cli::cmd_append},
+    {"import", "import a KernelIndex catalog (JSON, JSON lines, YAML): sign and append", evl::cli::cmd_import},
+    {"gen", "write a synthetic SOL-ExecBench-style catalog as JSON lines", evl::cli::cmd_gen},
     {"get", "print one entry by id or index", evl::cli::cmd_get},
     {"log", "list entries", evl::cli::cmd_log},
     {"verify", "re-check every entry, signature and key-policy decision", evl::cli::cmd_verify},

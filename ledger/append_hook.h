@@ -1,0 +1,60 @@
+// ledger/append_hook.h — state kept beside the log, in the same transactions as the entries.
+//
+// A ledger may be opened with an AppendHook (the projections are one). The writer calls it for
+// every appended entry inside the append transaction, with a key/value store over the ledger's
+// "projections" database in that transaction: what the hook writes commits or aborts with the
+// entries. `Ledger::rebuild_state` empties that database and lets the hook fold the whole log
+// again in one transaction, so readers see the old state until the new one is complete.
+//
+// Errors: a hook's non-ok Status aborts the commit; every entry of the group then fails with it.
+// Thread safety: the hook runs on the writer thread only (or the rebuilding thread).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "events/event.h"
+#include "events/status.h"
+#include "keys/policy.h"
+
+namespace evl {
+
+// Visits one key/value pair; both views are valid only during the call. Return false to stop.
+using KeyValueVisitor = std::function<bool(std::string_view key, std::string_view value)>;
+
+// Byte-string keys and values; scan() visits keys in byte order. A missing key is not an
+// error (get returns nullopt; erasing an absent key is ok).
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+  [[nodiscard]] virtual Result<std::optional<std::string>> get(std::string_view key) const = 0;
+  [[nodiscard]] virtual Status put(std::string_view key, std::string_view value) = 0;
+  [[nodiscard]] virtual Status erase(std::string_view key) = 0;
+  // Visits every key that starts with `prefix` (all keys for an empty prefix) in byte order.
+  [[nodiscard]] virtual Status scan(std::string_view prefix, const KeyValueVisitor& visit) const = 0;
+};
+
+// Visits entries [from, to) of the log as seen by the transaction; bytes valid during the call.
+using EntryScanner = std::function<Status(
+    uint64_t from, uint64_t to, const std::function<Status(uint64_t, ByteView)>& visit)>;
+
+struct AppendContext {
+  KeyValueStore& store;   // the "projections" database, in the current write transaction
+  const KeyPolicy& keys;  // the key state including this entry
+  EntryScanner scan;      // the log so far, including entries staged in this transaction
+};
+
+class AppendHook {
+ public:
+  virtual ~AppendHook() = default;
+  // Entry `index` was staged; `keys` already includes it.
+  [[nodiscard]] virtual Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
+                                        const EventBody& body) = 0;
+  // Folds entries [0, size) into an empty store.
+  [[nodiscard]] virtual Status rebuild(AppendContext& context, uint64_t size) = 0;
+};
+
+}  // namespace evl

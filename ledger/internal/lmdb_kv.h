@@ -1,0 +1,66 @@
+// ledger/internal/lmdb_kv.h — a KeyValueStore over one LMDB database in one transaction.
+// Views passed to visitors are valid only during the call (LMDB's rule).
+#pragma once
+
+#include "ledger/append_hook.h"
+#include "ledger/internal/lmdb.h"
+
+namespace evl::lmdb {
+
+class TxnKeyValueStore final : public KeyValueStore {
+ public:
+  // `writable` false makes put/erase fail with kUsage (a read snapshot).
+  TxnKeyValueStore(Txn& txn, MDB_dbi dbi, bool writable)
+      : txn_(txn), dbi_(dbi), writable_(writable) {}
+
+  Result<std::optional<std::string>> get(std::string_view key) const override {
+    auto v = txn_.get(dbi_, as_bytes(key));
+    if (!v) {
+      if (v.error().code() == Code::kNotFound) return std::optional<std::string>();
+      return v.error();
+    }
+    return std::optional<std::string>(std::string(as_chars(*v)));
+  }
+
+  Status put(std::string_view key, std::string_view value) override {
+    if (!writable_) return usage_error("the projection state is read-only here");
+    if (key.empty() || key.size() > 511) {
+      return usage_error("a projection key must be 1 to 511 bytes (LMDB's key limit)");
+    }
+    int rc = txn_.put(dbi_, as_bytes(key), as_bytes(value), 0);
+    if (rc == MDB_MAP_FULL) last_map_full_ = true;
+    return rc == 0 ? Status::ok() : error(rc, "cannot store projection state");
+  }
+
+  Status erase(std::string_view key) override {
+    if (!writable_) return usage_error("the projection state is read-only here");
+    MDB_val k = val(key);
+    int rc = mdb_del(txn_.get(), dbi_, &k, nullptr);
+    return rc == 0 || rc == MDB_NOTFOUND ? Status::ok() : error(rc, "cannot erase projection state");
+  }
+
+  Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
+    auto cursor = Cursor::open(txn_, dbi_);
+    if (!cursor) return cursor.error();
+    MDB_val k = val(prefix), v;
+    int rc = prefix.empty() ? (*cursor)->get(k, v, MDB_FIRST)
+                            : (*cursor)->get(k, v, MDB_SET_RANGE);
+    for (; rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      std::string_view key = as_chars(view(k));
+      if (key.substr(0, prefix.size()) != prefix) return Status::ok();
+      if (!visit(key, as_chars(view(v)))) return Status::ok();
+    }
+    return rc == MDB_NOTFOUND ? Status::ok() : error(rc, "cannot scan projection state");
+  }
+
+  // Whether a put failed with MDB_MAP_FULL (the writer then grows the map and retries).
+  bool map_full() const { return last_map_full_; }
+
+ private:
+  Txn& txn_;
+  MDB_dbi dbi_;
+  bool writable_;
+  bool last_map_full_ = false;
+};
+
+}  // namespace evl::lmdb

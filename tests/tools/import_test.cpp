@@ -1,0 +1,478 @@
+// The catalog reader on every input form, and `evledger import`'s pipeline against a real
+// ledger in a temporary directory.
+#include "tools/import_reader.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "events/jcs.h"
+#include "events/manifest_check.h"
+#include "ledger/thread_pool.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/test_support.h"
+#include "tools/gen/sol_catalog.h"
+
+namespace evl::cli {
+namespace {
+
+// A small manifest of our own: a SoftwareProject named `name`.
+std::string project(const std::string& name) {
+  return R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"SoftwareProject","metadata":)"
+         R"({"name":")" + name + R"("},"spec":{"name":")" + name + R"("}})";
+}
+
+Json parse(std::string_view text) {
+  auto parsed = parse_json(text);
+  INFO(text);
+  REQUIRE(parsed.has_value());
+  return *parsed;
+}
+
+// Reads every document of `text`; the stream is named "input".
+std::vector<SourceDocument> read_all(const std::string& text, InputForm* form = nullptr,
+                                     Status* end = nullptr) {
+  std::istringstream in(text);
+  auto reader = ManifestReader::from_stream(in, "input");
+  std::vector<SourceDocument> docs;
+  while (true) {
+    SourceDocument doc;
+    auto more = reader->next(doc);
+    if (!more) {
+      if (end != nullptr) *end = more.error();
+      break;
+    }
+    if (!*more) break;
+    docs.push_back(std::move(doc));
+  }
+  if (form != nullptr) *form = reader->form();
+  return docs;
+}
+
+std::string metadata_name(const SourceDocument& doc) {
+  REQUIRE(doc.value);
+  return doc.value->find("metadata")->find("name")->as_string();
+}
+
+TEST_CASE("the reader takes one JSON object", "[import][reader]") {
+  InputForm form;
+  auto docs = read_all("\n  {\"apiVersion\": \"kernelindex.dev/v1alpha1\",\n \"kind\": \"X\"}\n",
+                       &form);
+  CHECK(form == InputForm::kJson);
+  REQUIRE(docs.size() == 1);
+  CHECK(docs[0].status.is_ok());
+  CHECK(docs[0].line == 2);
+  CHECK(docs[0].where == "input line 2");
+  CHECK(docs[0].value->find("kind")->as_string() == "X");
+}
+
+TEST_CASE("the reader takes a JSON array of manifests, element by element", "[import][reader]") {
+  InputForm form;
+  auto docs = read_all("[\n" + project("a") + ",\n  " + project("b") + "\n, " + project("c") +
+                           "]\n",
+                       &form);
+  CHECK(form == InputForm::kJsonArray);
+  REQUIRE(docs.size() == 3);
+  CHECK(metadata_name(docs[0]) == "a");
+  CHECK(metadata_name(docs[2]) == "c");
+  CHECK(docs[1].index == 2);
+  CHECK(docs[1].line == 3);
+}
+
+TEST_CASE("a bad element of a JSON array is reported alone and the rest is read",
+          "[import][reader]") {
+  auto docs = read_all("[" + project("a") + ", {\"kind\": NaN}, , " + project("d") + "]");
+  REQUIRE(docs.size() == 4);
+  CHECK(docs[0].status.is_ok());
+  CHECK_THAT(docs[1].status.message(), Catch::Contains("document 2 is not valid JSON"));
+  CHECK_THAT(docs[2].status.message(), Catch::Contains("element 3 of the JSON array is empty"));
+  CHECK(metadata_name(docs[3]) == "d");
+}
+
+TEST_CASE("a JSON array with a broken separator ends with what came before",
+          "[import][reader]") {
+  Status end;
+  auto docs = read_all("[" + project("a") + " " + project("b") + "]", nullptr, &end);
+  REQUIRE(docs.size() == 1);
+  CHECK(metadata_name(docs[0]) == "a");
+  CHECK_THAT(end.message(), Catch::Contains("expected ',' or ']' after element 1"));
+  Status unclosed;
+  CHECK(read_all("[" + project("a") + ",", nullptr, &unclosed).size() == 1);
+  CHECK_THAT(unclosed.message(), Catch::Contains("not closed"));
+}
+
+TEST_CASE("a JSONL stream with a bad line in the middle reads every other line",
+          "[import][reader]") {
+  std::string text = project("a") + "\n" + project("b") + "\n" + "{\"kind\": \"broken\",\n" +
+                     "\n" + project("d") + "\r\n" + project("e");
+  InputForm form;
+  auto docs = read_all(text, &form);
+  CHECK(form == InputForm::kJsonLines);
+  REQUIRE(docs.size() == 5);
+  CHECK(metadata_name(docs[0]) == "a");
+  CHECK(metadata_name(docs[1]) == "b");
+  CHECK_FALSE(docs[2].status.is_ok());
+  CHECK_THAT(docs[2].status.message(),
+             Catch::StartsWith("input line 3: document 3 is not valid JSON: line 1, column 19"));
+  CHECK(docs[3].line == 5);
+  CHECK(metadata_name(docs[3]) == "d");
+  CHECK(metadata_name(docs[4]) == "e");
+}
+
+TEST_CASE("pretty-printed JSON values one after another are separate documents",
+          "[import][reader]") {
+  InputForm form;
+  auto docs = read_all("{\n  \"a\": [1, \"}\"]\n}\n{\n  \"b\": {}\n}\n", &form);
+  CHECK(form == InputForm::kJson);
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[0].value->find("a")->as_array().size() == 2);
+  CHECK(docs[1].line == 4);
+}
+
+TEST_CASE("an empty input, or one of blanks, has no documents", "[import][reader]") {
+  InputForm form;
+  CHECK(read_all("", &form).empty());
+  CHECK(form == InputForm::kEmpty);
+  CHECK(read_all(" \n\n\t", &form).empty());
+}
+
+TEST_CASE("a document past the size limit is refused and the next one read",
+          "[import][reader]") {
+  std::string big = "{\"x\": \"" + std::string(kMaxDocumentBytes, 'a') + "\"}";
+  auto docs = read_all(project("a") + "\n" + big + "\n" + project("c") + "\n");
+  REQUIRE(docs.size() == 3);
+  CHECK_THAT(docs[1].status.message(), Catch::Contains("line longer than 1048576 bytes"));
+  CHECK(metadata_name(docs[2]) == "c");
+}
+
+// A catalog in YAML, written for this test: comments, a directive, flow and block styles,
+// quoted numbers, a date-like string, a block scalar, and a list of two manifests.
+constexpr const char* kYamlCatalog = R"(# a hand-written catalog
+%YAML 1.2
+---
+apiVersion: kernelindex.dev/v1alpha1
+kind: ExecutionEnvironment
+metadata: {name: yaml-b200, title: "B200, from YAML"}
+spec:
+  hardware:
+    vendor: nvidia
+    product: NVIDIA B200
+    architecture: sm_100
+    memoryBytes: 206158430208
+  software:
+    driver: "580.00"
+    libraries: {evaluation_stack: v1.0}
+  settings: {clocksLocked: true, powerLimitWatts: 1000.5}
+---
+# the second document holds two manifests
+- apiVersion: kernelindex.dev/v1alpha1
+  kind: SoftwareProject
+  metadata:
+    name: yaml-project
+    description: |
+      Two lines
+      of text.
+  spec: {name: YAML Project, repository: 'https://git.example.org/y'}
+- apiVersion: kernelindex.dev/v1alpha1
+  kind: BenchmarkRun
+  metadata: {name: yaml-run}
+  spec:
+    observedAt: 2026-08-01T12:00:00Z
+    version: 1.2.0
+...
+)";
+
+TEST_CASE("the reader converts YAML documents, and a YAML list is a list of manifests",
+          "[import][reader][yaml]") {
+  test::TempDir dir;
+  std::string path = dir.str() + "/catalog.txt";  // no .yaml: the form is told by content
+  std::ofstream(path) << kYamlCatalog;
+  auto reader = ManifestReader::open(path);
+  REQUIRE(reader.has_value());
+  std::vector<SourceDocument> docs;
+  SourceDocument doc;
+  while (*(*reader)->next(doc)) docs.push_back(std::move(doc));
+  CHECK((*reader)->form() == InputForm::kYaml);
+  REQUIRE(docs.size() == 3);
+  for (const auto& d : docs) CHECK(d.status.is_ok());
+  CHECK(docs[0].line == 4);
+  CHECK(docs[0].where == path + " line 4");
+  CHECK(jcs_serialize(*docs[0].value) ==
+        jcs_serialize(parse(R"({"apiVersion":"kernelindex.dev/v1alpha1",
+          "kind":"ExecutionEnvironment","metadata":{"name":"yaml-b200","title":"B200, from YAML"},
+          "spec":{"hardware":{"vendor":"nvidia","product":"NVIDIA B200","architecture":"sm_100",
+          "memoryBytes":206158430208},"software":{"driver":"580.00",
+          "libraries":{"evaluation_stack":"v1.0"}},
+          "settings":{"clocksLocked":true,"powerLimitWatts":1000.5}}})")));
+  CHECK(check_manifest(*docs[0].value, docs[0].index, docs[0].where).ok());
+  CHECK(docs[1].index == 2);
+  CHECK(docs[2].index == 3);
+  CHECK(docs[1].value->find("metadata")->find("description")->as_string() ==
+        "Two lines\nof text.\n");
+  const Json& run_spec = *docs[2].value->find("spec");
+  CHECK(run_spec.find("observedAt")->as_string() == "2026-08-01T12:00:00Z");
+  CHECK(run_spec.find("version")->as_string() == "1.2.0");
+}
+
+TEST_CASE("a long YAML list of manifests is read entry by entry, past the document limit",
+          "[import][reader][yaml]") {
+  std::string text = "# a list\n";
+  const int n = 6000;
+  for (int i = 0; i < n; ++i) {
+    text += "- apiVersion: kernelindex.dev/v1alpha1\n  kind: SoftwareProject\n"
+            "  metadata: {name: p" + std::to_string(i) + "}\n  spec:\n    name: |\n"
+            "      - not an entry: a block scalar at indent 6\n#" + std::string(120, '=') + "\n";
+  }
+  REQUIRE(text.size() > kMaxDocumentBytes);
+  auto docs = read_all(text);
+  REQUIRE(docs.size() == n);
+  for (int i = 0; i < n; i += 999) {
+    INFO(i);
+    REQUIRE(docs[i].status.is_ok());
+    CHECK(metadata_name(docs[i]) == "p" + std::to_string(i));
+    CHECK(docs[i].line == static_cast<uint64_t>(2 + 7 * i));
+    CHECK(docs[i].value->find("spec")->find("name")->as_string() ==
+          "- not an entry: a block scalar at indent 6\n");
+  }
+}
+
+TEST_CASE("YAML 1.2 core schema scalars become JSON types, quoted ones stay strings",
+          "[import][reader][yaml]") {
+  auto docs = yaml_to_json(
+      "int: 42\nneg: -7\nplus: +12\nhex: 0x1F\noct: 0o17\nfloat: 1.5e3\ndot: .5\n"
+      "t: true\nf: FALSE\nn1: ~\nn2: null\nn3:\nq: \"42\"\ns: '1.5'\nyes: yes\nno: off\n"
+      "date: 2026-08-01\nver: 1.2.0\nstr: !!str 12\nforced: !!float 3\n1024: key\n");
+  REQUIRE(docs.has_value());
+  REQUIRE(docs->size() == 1);
+  CHECK(jcs_serialize(docs->front()) ==
+        R"({"1024":"key","date":"2026-08-01","dot":0.5,"f":false,"float":1500,"forced":3,)"
+        R"("hex":31,"int":42,"n1":null,"n2":null,"n3":null,"neg":-7,"no":"off","oct":15,)"
+        R"("plus":12,"q":"42","s":"1.5","str":"12","t":true,"ver":"1.2.0","yes":"yes"})");
+}
+
+TEST_CASE("YAML without a JSON meaning, and invalid YAML, are refused with their line",
+          "[import][reader][yaml]") {
+  struct Case {
+    const char* yaml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"a: 1\nb:\n  c: 1\n  c: 2\n", "line 4, column 3: duplicate key \"c\""},
+      {"a: &x 1\nb: *x\n", "anchor (&x) has no JSON meaning"},
+      {"a: .inf\n", ".inf (infinity or NaN) has no JSON meaning"},
+      {"a: -.Inf\n", "has no JSON meaning"},
+      {"a: .nan\n", "has no JSON meaning"},
+      {"a: 1e400\n", "overflows a double"},
+      {"a: 0x20000000000001\n", "beyond 2^53-1"},
+      {"<<: {a: 1}\n", "'<<' merge keys have no JSON meaning"},
+      {"a: !!binary aGVsbG8=\n", "tag tag:yaml.org,2002:binary has no JSON meaning"},
+      {"a: !custom x\n", "has no JSON meaning"},
+      {"? [a, b]\n: 1\n", "a mapping key is a collection"},
+      {": 1\n", "a mapping key is null"},
+      {"a: !!int abc\n", "is not a number"},
+      {"a: \"\\uFDD0\"\n", "noncharacter"},
+      {"a: [1, 2\nb: 3\n", "not valid YAML"},
+      {"a:\n  - 1\n b: 2\n", "not valid YAML"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.yaml);
+    auto docs = yaml_to_json(c.yaml);
+    REQUIRE_FALSE(docs.has_value());
+    CHECK_THAT(docs.error().message(), Catch::Contains(c.message));
+    CHECK_THAT(docs.error().message(), Catch::StartsWith("line "));
+  }
+}
+
+TEST_CASE("a bad YAML document is reported with its source line and the next one is read",
+          "[import][reader][yaml]") {
+  std::string text = "---\nkind: A\n---\n# bad\nkind: B\nkind: C\n---\nkind: D\n";
+  InputForm form;
+  auto docs = read_all(text, &form);
+  CHECK(form == InputForm::kYaml);
+  REQUIRE(docs.size() == 3);
+  CHECK(docs[0].value->find("kind")->as_string() == "A");
+  CHECK_THAT(docs[1].status.message(),
+             Catch::Contains("input: document 2: line 6, column 1: duplicate key \"kind\""));
+  CHECK(docs[2].value->find("kind")->as_string() == "D");
+  CHECK(docs[2].line == 8);
+}
+
+TEST_CASE("read_batch parses a batch on a pool and keeps the input order", "[import][reader]") {
+  std::string text;
+  for (int i = 0; i < 250; ++i) text += project("p" + std::to_string(i)) + "\n";
+  std::istringstream in(text);
+  auto reader = ManifestReader::from_stream(in, "input");
+  ThreadPool pool(2);
+  std::vector<SourceDocument> batch;
+  auto more = reader->read_batch(batch, 100, &pool);
+  REQUIRE(more.has_value());
+  CHECK(*more);
+  REQUIRE(batch.size() == 100);
+  for (size_t i = 0; i < batch.size(); ++i) CHECK(metadata_name(batch[i]) == "p" + std::to_string(i));
+  CHECK(reader->bytes_read() > 0);
+  batch.clear();
+  CHECK(*reader->read_batch(batch, 1000, &pool) == false);
+  CHECK(batch.size() == 150);
+}
+
+// ---- the import pipeline against a real ledger ---------------------------------------------
+
+class ImportFixture {
+ public:
+  ImportFixture() {
+    OpenOptions options;
+    options.dir = dir.str();
+    options.create = true;
+    options.log_key = test::test_log_key();
+    auto opened = Ledger::open(options);
+    REQUIRE(opened.has_value());
+    ledger = std::move(opened.value());
+    for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+  }
+
+  ImportTotals import(const std::string& text, std::vector<DocumentOutcome>* outcomes = nullptr,
+                      size_t batch = 100) {
+    std::istringstream in(text);
+    auto reader = ManifestReader::from_stream(in, "catalog");
+    ImportOptions options;
+    options.batch = batch;
+    Importer importer(*ledger, cast.importer, options);
+    ImportCallbacks callbacks;
+    callbacks.on_document = [&](const DocumentOutcome& o) {
+      if (outcomes != nullptr) outcomes->push_back(o);
+    };
+    REQUIRE(importer.import(*reader, callbacks).is_ok());
+    return importer.totals();
+  }
+
+  test::TempDir dir;
+  test::Cast cast;  // the importer's scope: gpumode, sol-execbench
+  std::unique_ptr<Ledger> ledger;
+};
+
+std::string catalog_text(uint64_t runs, uint64_t seed, uint64_t* manifests) {
+  std::string text;
+  auto stats = gen::generate_sol_catalog({runs, seed}, [&](const Json& m) {
+    jcs_append(text, m);
+    text.push_back('\n');
+  });
+  *manifests = stats.manifests;
+  return text;
+}
+
+const DocumentOutcome& outcome_of(const std::vector<DocumentOutcome>& outcomes,
+                                  const std::string& name) {
+  for (const auto& o : outcomes) {
+    if (o.name == name) return o;
+  }
+  FAIL("no outcome for " << name);
+  return outcomes.front();
+}
+
+TEST_CASE("import appends a generated catalog, then finds all of it already present",
+          "[import][ledger]") {
+  ImportFixture f;
+  uint64_t manifests = 0;
+  std::string text = catalog_text(150, 5, &manifests);
+  REQUIRE(manifests > 300);
+  std::vector<DocumentOutcome> outcomes;
+  ImportTotals first = f.import(text, &outcomes);
+  CHECK(first.documents == manifests);
+  CHECK(first.added == manifests);
+  CHECK(first.observations == 150);
+  CHECK(first.manifests == manifests - 150);
+  CHECK(first.present == 0);
+  CHECK(first.rejected == 0);
+  CHECK(f.ledger->size() == 5 + manifests);
+
+  // Each event is the manifest's canonical text, stamped with the run's own observedAt.
+  const DocumentOutcome* run = nullptr;
+  for (const auto& o : outcomes) {
+    if (o.kind == "BenchmarkRun" && run == nullptr) run = &o;
+  }
+  REQUIRE(run != nullptr);
+  auto entry = f.ledger->entry(run->entry_index);
+  REQUIRE(entry.has_value());
+  auto checked = check_entry(*entry);
+  REQUIRE(checked.has_value());
+  CHECK(checked->id == run->event_id);
+  const auto* obs = std::get_if<Observation>(&checked->body.payload);
+  REQUIRE(obs != nullptr);
+  CHECK(sha256(as_bytes(obs->manifest.canonical)) == *run->digest);
+  CHECK(checked->body.author == f.cast.importer.public_key());
+  Json run_json = parse(obs->manifest.canonical);
+  CHECK(checked->body.claimed_time_ms ==
+        *parse_utc_time_ms(run_json.find("spec")->find("observedAt")->as_string()));
+
+  ImportTotals again = f.import(text, nullptr, 5000);
+  CHECK(again.documents == manifests);
+  CHECK(again.added == 0);
+  CHECK(again.present == manifests);
+  CHECK(again.rejected == 0);
+  CHECK(f.ledger->size() == 5 + manifests);
+}
+
+TEST_CASE("import rejects bad documents with their rule and imports the rest",
+          "[import][ledger]") {
+  ImportFixture f;
+  uint64_t manifests = 0;
+  std::string text = catalog_text(100, 9, &manifests);
+  // Five bad documents in the middle: not JSON, a bad digest, a rerun's manifest, an
+  // observation from a source the key may not report for, a serving kind.
+  std::string bad =
+      "{\"apiVersion\": oops}\n"
+      R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"WorkloadCase","metadata":{"name":"bad-digest"},)"
+      R"("spec":{"operationSpecDigest":"md5:abc123","axes":{},"tensors":{},"correctness":{"comparator":"c"}}})"
+      "\n";
+  std::string run =
+      R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","metadata":{"name":"NAME"},)"
+      R"("spec":{"implementationDigest":"sha256:)" + std::string(64, '1') +
+      R"(","workloadDigest":"sha256:)" + std::string(64, '2') +
+      R"(","protocolDigest":"sha256:)" + std::string(64, '3') +
+      R"(","environmentDigest":"sha256:)" + std::string(64, '4') +
+      R"(","status":"passed","observedAt":"2026-05-05T05:05:05Z"NATIVE}})";
+  auto make_run = [&](const std::string& name, const std::string& native) {
+    std::string r = run;
+    r.replace(r.find("NAME"), 4, name);
+    r.replace(r.find("NATIVE"), 6, native);
+    return r + "\n";
+  };
+  bad += make_run("a-rerun", "");
+  bad += make_run("foreign-run", R"(,"sourceNative":{"source":"other-board"})");
+  bad += R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"ServingRun","metadata":{"name":"s"},"spec":{}})"
+         "\n";
+  size_t middle = text.find('\n', text.size() / 2) + 1;
+  text.insert(middle, bad);
+  // And a good document twice: the repeat is answered as already present.
+  std::string again = project("twice");
+  text += again + "\n" + again + "\n";
+
+  std::vector<DocumentOutcome> outcomes;
+  ImportTotals t = f.import(text, &outcomes, 64);
+  CHECK(t.documents == manifests + 7);
+  CHECK(t.added == manifests + 1);
+  CHECK(t.rejected == 5);
+  CHECK(t.present == 1);
+  CHECK(f.ledger->size() == 5 + manifests + 1);
+
+  const DocumentOutcome& not_json = outcomes[std::count(text.begin(), text.begin() + middle, '\n')];
+  CHECK(not_json.status == ImportStatus::kRejected);
+  CHECK(not_json.rule == "read");
+  CHECK_THAT(not_json.message, Catch::Contains("is not valid JSON"));
+  CHECK(outcome_of(outcomes, "bad-digest").rule == "digest-format");
+  CHECK_THAT(outcome_of(outcomes, "bad-digest").message,
+             Catch::Contains("spec.operationSpecDigest is \"md5:abc123\""));
+  CHECK(outcome_of(outcomes, "a-rerun").rule == "rerun-only");
+  CHECK_THAT(outcome_of(outcomes, "a-rerun").message,
+             Catch::Contains("a BenchmarkRun without spec.sourceNative is a controlled rerun's "
+                             "manifest [rerun-only]"));
+  CHECK(outcome_of(outcomes, "foreign-run").rule == "ledger");
+  CHECK_THAT(outcome_of(outcomes, "foreign-run").message, Catch::Contains("other-board"));
+  CHECK(outcome_of(outcomes, "s").rule == "kind");
+  CHECK(outcomes.back().status == ImportStatus::kPresent);
+  CHECK(outcomes.back().entry_index == outcomes[outcomes.size() - 2].entry_index);
+}
+
+}  // namespace
+}  // namespace evl::cli

@@ -1,0 +1,160 @@
+// evledger import — import a KernelIndex catalog: manifests and source-reported runs.
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "tools/commands.h"
+#include "tools/import_reader.h"
+#include "tools/ledger_cli.h"
+
+namespace evl::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: evledger import --ledger DIR --key FILE [--log-key FILE] [--batch N] [--json]\n"
+    "                       SOURCE...\n"
+    "\n"
+    "Imports KernelIndex manifests. Each SOURCE is a file or '-' (standard input) holding a\n"
+    "JSON object, a JSON array of manifests, JSON lines (one manifest per line) or YAML\n"
+    "documents separated by '---'; the form is told by content. Every document is checked\n"
+    "(apiVersion, kind, metadata.name, spec, sha256 references, run status, entry size),\n"
+    "canonicalized (RFC 8785) and signed by --key: a BenchmarkRun with spec.sourceNative\n"
+    "becomes an observation (the key needs the importer role for its source), every other\n"
+    "kind a manifest event. A BenchmarkRun without spec.sourceNative is refused: it can only\n"
+    "be a rerun's manifest. Events are appended N at a time (--batch, default 5000).\n"
+    "\n"
+    "The claimed time of an imported event is the run's spec.observedAt (0 for other kinds),\n"
+    "not the clock, so importing the same catalog again reports everything already present.\n"
+    "\n"
+    "Prints a summary (with --json: one JSON line per document, then {\"summary\": ...}).\n"
+    "Each rejected document is reported on standard error with the rule it breaks; the\n"
+    "others are imported. Exit status: 0 when nothing was rejected, 1 when some document\n"
+    "was, 2 usage, 3 when a SOURCE, the key or the ledger cannot be opened.\n";
+
+const char* status_name(ImportStatus status) {
+  switch (status) {
+    case ImportStatus::kAdded: return "added";
+    case ImportStatus::kPresent: return "present";
+    case ImportStatus::kRejected: return "rejected";
+  }
+  return "?";
+}
+
+nlohmann::json document_json(const DocumentOutcome& o) {
+  nlohmann::json j = {{"document", o.label}, {"kind", o.kind}, {"name", o.name},
+                      {"status", status_name(o.status)}};
+  if (o.digest) j["digest"] = digest_text(*o.digest);
+  if (o.status == ImportStatus::kRejected) {
+    j["rule"] = o.rule;
+    j["message"] = o.message;
+  } else {
+    j["index"] = o.entry_index;
+    j["event"] = digest_text(o.event_id);
+  }
+  return j;
+}
+
+void print_json_line(const nlohmann::json& j) {
+  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  line.push_back('\n');
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
+int run(const Args& args) {
+  if (args.positional().empty()) return fail(usage_error("import needs SOURCE... (or -)"));
+  auto batch = args.get_u64("batch", kDefaultImportBatch);
+  if (!batch) return fail(batch.error());
+  if (*batch == 0 || *batch > 100000) {
+    return fail(usage_error("--batch must be 1..100000 documents"));
+  }
+  // Open every source first, so that a mistyped path changes nothing.
+  std::vector<std::unique_ptr<ManifestReader>> readers;
+  uint64_t total_bytes = 0;
+  for (const auto& path : args.positional()) {
+    auto reader = ManifestReader::open(path);
+    if (!reader) return fail(reader.error());
+    total_bytes += (*reader)->size().value_or(0);
+    readers.push_back(std::move(reader.value()));
+  }
+  auto key = load_signer(args, "key");
+  if (!key) return fail(key.error());
+  auto ledger = open_ledger(args, true);
+  if (!ledger) return fail(ledger.error());
+
+  bool json = args.has("json");
+  bool tty = ::isatty(STDERR_FILENO) != 0;
+  ImportOptions options;
+  options.batch = *batch;
+  Importer importer(**ledger, *key, options);
+  // Standard input has no known size: its import runs without a bar.
+  std::optional<Progress> progress;
+  if (total_bytes > 0) progress.emplace("import", total_bytes);
+  uint64_t done_bytes = 0;
+  const ManifestReader* current = nullptr;
+  ImportCallbacks callbacks;
+  callbacks.on_document = [&](const DocumentOutcome& o) {
+    if (o.status == ImportStatus::kRejected) {
+      if (tty) std::fputs("\r\033[K", stderr);
+      // One line per problem, each prefixed, so that grep finds every one.
+      size_t start = 0;
+      while (start <= o.message.size()) {
+        size_t end = o.message.find('\n', start);
+        if (end == std::string::npos) end = o.message.size();
+        std::fprintf(stderr, "evledger: rejected: %.*s\n", static_cast<int>(end - start),
+                     o.message.data() + start);
+        start = end + 1;
+      }
+    }
+    if (json) print_json_line(document_json(o));
+  };
+  callbacks.on_batch = [&] {
+    if (progress) progress->update(done_bytes + current->bytes_read());
+  };
+
+  bool broken = false;
+  for (auto& reader : readers) {
+    current = reader.get();
+    Status status = importer.import(*reader, callbacks);
+    if (!status) {
+      broken = true;
+      if (tty) std::fputs("\r\033[K", stderr);
+      std::fprintf(stderr, "evledger: %s\n", status.message().c_str());
+      if (status.code() == Code::kIo) return exit_code(status.code());
+    }
+    done_bytes += reader->size().value_or(reader->bytes_read());
+    if (progress) progress->update(done_bytes);
+  }
+
+  const ImportTotals& t = importer.totals();
+  if (json) {
+    print_json_line({{"summary",
+                      {{"documents", t.documents}, {"added", t.added}, {"present", t.present},
+                       {"rejected", t.rejected}, {"observations", t.observations},
+                       {"manifests", t.manifests}, {"ledgerSize", (*ledger)->size()},
+                       {"complete", !broken}}}});
+  } else {
+    std::printf("%llu documents: %llu new (%llu observations, %llu manifests), %llu already "
+                "present, %llu rejected; ledger size %llu\n",
+                static_cast<unsigned long long>(t.documents),
+                static_cast<unsigned long long>(t.added),
+                static_cast<unsigned long long>(t.observations),
+                static_cast<unsigned long long>(t.manifests),
+                static_cast<unsigned long long>(t.present),
+                static_cast<unsigned long long>(t.rejected),
+                static_cast<unsigned long long>((*ledger)->size()));
+  }
+  std::fflush(stdout);
+  return t.rejected == 0 && !broken ? kExitOk : kExitRejected;
+}
+
+}  // namespace
+
+int cmd_import(const std::vector<std::string>& argv) {
+  return run_command(argv, {{"ledger"}, {"key"}, {"log-key"}, {"batch"}, {"json", false}},
+                     kUsage, run);
+}
+
+}  // namespace evl::cli

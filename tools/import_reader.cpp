@@ -1,0 +1,952 @@
+#include "tools/import_reader.h"
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unordered_set>
+
+#include "events/bytes.h"
+#include "events/manifest_check.h"
+#include "events/utf8.h"
+#include "keys/signer.h"
+#include "ledger/thread_pool.h"
+
+namespace evl::cli {
+namespace {
+
+constexpr int kEof = -1;
+constexpr int kMaxYamlDepth = 64;  // as JsonLimits::max_depth
+constexpr uint64_t kMaxSafeInteger = (uint64_t{1} << 53) - 1;
+
+bool is_space(int c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// Bytes of one input, with a pushback buffer, counting lines and bytes consumed.
+class CharSource {
+ public:
+  explicit CharSource(std::istream& in) : buf_(in.rdbuf()) {}
+
+  int peek() {
+    if (pending_pos_ < pending_.size()) return static_cast<uint8_t>(pending_[pending_pos_]);
+    if (buf_ == nullptr) return kEof;
+    auto c = buf_->sgetc();
+    return c == std::char_traits<char>::eof() ? kEof : static_cast<uint8_t>(c);
+  }
+  int get() {
+    int c;
+    if (pending_pos_ < pending_.size()) {
+      c = static_cast<uint8_t>(pending_[pending_pos_++]);
+    } else {
+      if (buf_ == nullptr) return kEof;
+      auto r = buf_->sbumpc();
+      if (r == std::char_traits<char>::eof()) return kEof;
+      c = static_cast<uint8_t>(r);
+    }
+    ++bytes_;
+    if (c == '\n') ++line_;
+    return c;
+  }
+  // Puts text that was just read back in front of the input.
+  void unread(const std::string& text) {
+    pending_ = text + pending_.substr(pending_pos_);
+    pending_pos_ = 0;
+    bytes_ -= text.size();
+    for (char c : text) line_ -= c == '\n';
+  }
+  void skip_space() {
+    while (is_space(peek())) get();
+  }
+  // Reads up to and including '\n' (not stored); false at the end of input with nothing read.
+  // Bytes beyond `max` are consumed but not stored; `truncated` tells.
+  bool read_line(std::string& out, size_t max, bool& truncated) {
+    out.clear();
+    truncated = false;
+    int c = get();
+    if (c == kEof) return false;
+    for (; c != kEof && c != '\n'; c = get()) {
+      if (out.size() < max) out.push_back(static_cast<char>(c));
+      else truncated = true;
+    }
+    return true;
+  }
+  uint64_t line() const { return line_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::streambuf* buf_;
+  std::string pending_;
+  size_t pending_pos_ = 0;
+  uint64_t line_ = 1;
+  uint64_t bytes_ = 0;
+};
+
+// ---- JSON framing: finds where one value ends without parsing it -------------------------
+
+struct Framing {
+  int depth = 0;
+  bool in_string = false;
+  bool escape = false;
+
+  // Feeds one byte; true when a container or string value just closed at depth 0.
+  bool feed(int c) {
+    if (in_string) {
+      if (escape) escape = false;
+      else if (c == '\\') escape = true;
+      else if (c == '"') {
+        in_string = false;
+        return depth == 0;
+      }
+      return false;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') {
+      if (depth > 0) --depth;
+      return depth == 0;
+    }
+    return false;
+  }
+};
+
+// True when `line` holds exactly one complete JSON container (a JSONL line).
+bool is_whole_value(const std::string& line) {
+  Framing f;
+  size_t i = 0;
+  while (i < line.size() && is_space(static_cast<uint8_t>(line[i]))) ++i;
+  for (; i < line.size(); ++i) {
+    if (f.feed(static_cast<uint8_t>(line[i]))) {
+      for (++i; i < line.size(); ++i) {
+        if (!is_space(static_cast<uint8_t>(line[i]))) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---- YAML 1.2 core schema → Json ----------------------------------------------------------
+
+const std::string kTagStr = "tag:yaml.org,2002:str";
+const std::string kTagInt = "tag:yaml.org,2002:int";
+const std::string kTagFloat = "tag:yaml.org,2002:float";
+const std::string kTagBool = "tag:yaml.org,2002:bool";
+const std::string kTagNull = "tag:yaml.org,2002:null";
+const std::string kTagMap = "tag:yaml.org,2002:map";
+const std::string kTagSeq = "tag:yaml.org,2002:seq";
+
+bool all_of(std::string_view s, bool (*pred)(char)) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!pred(c)) return false;
+  }
+  return true;
+}
+bool is_dec(char c) { return c >= '0' && c <= '9'; }
+bool is_oct(char c) { return c >= '0' && c <= '7'; }
+bool is_hex(char c) { return is_dec(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+bool is_core_int(std::string_view s) {
+  if (s.substr(0, 2) == "0o") return all_of(s.substr(2), is_oct);
+  if (s.substr(0, 2) == "0x") return all_of(s.substr(2), is_hex);
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return all_of(s, is_dec);
+}
+
+// [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
+bool is_core_float(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  size_t int_digits = 0, frac_digits = 0;
+  while (i < s.size() && is_dec(s[i])) ++i, ++int_digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && is_dec(s[i])) ++i, ++frac_digits;
+  }
+  if (int_digits == 0 && frac_digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t exp_digits = 0;
+    while (i < s.size() && is_dec(s[i])) ++i, ++exp_digits;
+    if (exp_digits == 0) return false;
+  }
+  return i == s.size();
+}
+
+bool is_core_special_float(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return s == ".inf" || s == ".Inf" || s == ".INF" || s == ".nan" || s == ".NaN" ||
+         s == ".NAN";
+}
+
+bool has_noncharacter(std::string_view s) {  // s is valid UTF-8
+  for (size_t i = 0; i < s.size();) {
+    auto b = static_cast<uint8_t>(s[i]);
+    uint32_t cp;
+    size_t n = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    cp = n == 1 ? b : b & (0xFF >> (n + 1));
+    for (size_t k = 1; k < n; ++k) cp = cp << 6 | (static_cast<uint8_t>(s[i + k]) & 0x3F);
+    if ((cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE) return true;
+    i += n;
+  }
+  return false;
+}
+
+class JsonBuilder : public YAML::EventHandler {
+ public:
+  // The documents completed so far; the first problem stops the building.
+  std::vector<Json> documents;
+  std::optional<std::string> error;
+
+  void OnDocumentStart(const YAML::Mark&) override {
+    stack_.clear();
+    root_.reset();
+  }
+  void OnDocumentEnd() override {
+    if (error) return;
+    documents.push_back(root_ ? std::move(*root_) : Json());
+  }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (!check_anchor(mark, anchor)) return;
+    if (expecting_key()) return fail(mark, "a mapping key is null", "give every key a name");
+    add(mark, Json());
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+    fail(mark, "an alias (*name) has no JSON meaning", "write the value out in full");
+  }
+  void OnAnchor(const YAML::Mark& mark, const std::string& name) override {
+    fail(mark, "an anchor (&" + name + ") has no JSON meaning", "remove it");
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    if (!check_anchor(mark, anchor)) return;
+    if (!is_valid_utf8(value)) return fail(mark, "the text is not valid UTF-8", "re-encode it");
+    if (has_noncharacter(value)) {
+      return fail(mark, "the text holds a Unicode noncharacter (I-JSON forbids them)",
+                  "remove it");
+    }
+    if (expecting_key()) {
+      if (tag != "?" && tag != "!" && tag != kTagStr) {
+        return fail(mark, "a mapping key has tag " + tag, "keys are plain strings; drop the tag");
+      }
+      if (tag == "?" && value == "<<") {
+        return fail(mark, "'<<' merge keys have no JSON meaning", "write the members out");
+      }
+      Frame& top = stack_.back();
+      if (top.keys.count(value) != 0) {
+        return fail(mark, "duplicate key \"" + value + "\"", "keep one of them");
+      }
+      top.keys.insert(value);
+      top.key = value;
+      top.has_key = true;
+      return;
+    }
+    auto resolved = resolve(tag, value);
+    if (!resolved) return fail(mark, resolved.error().message(), "");
+    add(mark, std::move(*resolved));
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, tag, anchor, kTagSeq, Json::array());
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, tag, anchor, kTagMap, Json::object());
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Frame {
+    Json value;
+    YAML::Mark mark;
+    bool has_key = false;
+    std::string key;
+    std::unordered_set<std::string> keys;
+  };
+
+  void fail(const YAML::Mark& mark, const std::string& what, const std::string& fix) {
+    if (error) return;
+    error = "line " + std::to_string(mark.line + 1) + ", column " +
+            std::to_string(mark.column + 1) + ": " + what + (fix.empty() ? "" : "; " + fix);
+  }
+  bool check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (error) return false;
+    if (anchor != YAML::NullAnchor) {
+      fail(mark, "an anchor (&name) has no JSON meaning", "remove it");
+      return false;
+    }
+    return true;
+  }
+  bool expecting_key() const {
+    return !stack_.empty() && stack_.back().value.is_object() && !stack_.back().has_key;
+  }
+  void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+            const std::string& core_tag, Json value) {
+    if (!check_anchor(mark, anchor)) return;
+    if (tag != "?" && tag != "!" && tag != core_tag) {
+      return fail(mark, "tag " + tag + " has no JSON meaning", "remove it");
+    }
+    if (expecting_key()) {
+      return fail(mark, "a mapping key is a collection", "keys are plain strings");
+    }
+    if (static_cast<int>(stack_.size()) >= kMaxYamlDepth) {
+      return fail(mark, "nesting deeper than " + std::to_string(kMaxYamlDepth), "flatten it");
+    }
+    stack_.push_back(Frame{std::move(value), mark, false, {}, {}});
+  }
+  void close() {
+    if (error || stack_.empty()) return;
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    add(frame.mark, std::move(frame.value));
+  }
+  void add(const YAML::Mark& mark, Json value) {
+    if (error) return;
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return;
+    }
+    Frame& top = stack_.back();
+    if (top.value.is_array()) {
+      top.value.as_array().push_back(std::move(value));
+    } else {
+      top.value.as_object().emplace_back(std::move(top.key), std::move(value));
+      top.has_key = false;
+    }
+  }
+
+  static Result<Json> resolve(const std::string& tag, const std::string& text);
+
+  std::vector<Frame> stack_;
+  std::optional<Json> root_;
+};
+
+Result<Json> number_from(const std::string& text) {
+  std::string_view s = text;
+  if (s.substr(0, 2) == "0o" || s.substr(0, 2) == "0x") {
+    int base = s[1] == 'o' ? 8 : 16;
+    errno = 0;
+    unsigned long long v = std::strtoull(text.c_str() + 2, nullptr, base);
+    if (errno == ERANGE || v > kMaxSafeInteger) {
+      return rejected("the integer " + text + " is beyond 2^53-1, which a JSON number cannot "
+                      "hold exactly");
+    }
+    return Json(static_cast<double>(v));
+  }
+  errno = 0;
+  double v = std::strtod(text.c_str(), nullptr);
+  if (errno == ERANGE && std::isinf(v)) {
+    return rejected("the number " + text + " overflows a double; I-JSON numbers are finite");
+  }
+  return Json(v);
+}
+
+Result<Json> JsonBuilder::resolve(const std::string& tag, const std::string& text) {
+  if (tag == "!" || tag == kTagStr) return Json(text);
+  if (tag == kTagNull) {
+    if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
+      return Json();
+    }
+    return rejected("!!null \"" + text + "\" is not null, ~ or empty");
+  }
+  bool plain = tag == "?";
+  if (plain || tag == kTagBool) {
+    if (text == "true" || text == "True" || text == "TRUE") return Json(true);
+    if (text == "false" || text == "False" || text == "FALSE") return Json(false);
+    if (!plain) return rejected("!!bool " + text + " is not true or false");
+  }
+  if (plain || tag == kTagInt || tag == kTagFloat) {
+    if (is_core_special_float(text)) {
+      return rejected(text + " (infinity or NaN) has no JSON meaning; I-JSON numbers are "
+                      "finite; write a number or quote it as a string");
+    }
+    if (is_core_int(text) || (tag != kTagInt && is_core_float(text))) return number_from(text);
+    if (!plain) return rejected(tag + " \"" + text + "\" is not a number");
+  }
+  if (plain) return Json(text);
+  return rejected("tag " + tag + " has no JSON meaning; remove it");
+}
+
+// Whether a line is a document marker "---"/"..." (followed by nothing, a space or a tab).
+bool is_marker(const std::string& line, const char* marker) {
+  if (line.compare(0, 3, marker) != 0) return false;
+  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
+}
+
+// Whether a line holds YAML content (not blank, not a comment, not a bare marker/directive).
+bool is_content_line(const std::string& line) {
+  size_t start = 0;
+  if (is_marker(line, "---")) start = 3;
+  else if (is_marker(line, "...") || (!line.empty() && line[0] == '%')) return false;
+  for (size_t i = start; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == '#') return false;
+    if (!is_space(static_cast<uint8_t>(c))) return true;
+  }
+  return false;
+}
+
+// The text of one '---' document of a YAML stream.
+struct YamlChunk {
+  std::string text;
+  uint64_t text_line = 0;   // the source line of text's first line
+  uint64_t first_line = 0;  // the source line of the first line with content
+  bool content = false;
+  bool sequence = false;  // the first content line is a top-level "- " entry
+  bool too_large = false;
+};
+
+// Whether a line is an entry of a top-level block sequence ("- ..." at column 0).
+bool is_sequence_entry(const std::string& line) {
+  if (line.empty() || line[0] != '-' || is_marker(line, "---")) return false;
+  return line.size() == 1 || line[1] == ' ' || line[1] == '\t' || line[1] == '\r';
+}
+
+}  // namespace
+
+Result<std::vector<Json>> yaml_to_json(const std::string& text) {
+  std::istringstream in(text);
+  JsonBuilder builder;
+  try {
+    YAML::Parser parser(in);
+    while (!builder.error && parser.HandleNextDocument(builder)) {
+    }
+  } catch (const YAML::Exception& e) {
+    return rejected("line " + std::to_string(e.mark.line + 1) + ", column " +
+                    std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (builder.error) return rejected(*builder.error);
+  return std::move(builder.documents);
+}
+
+const char* input_form_name(InputForm form) {
+  switch (form) {
+    case InputForm::kEmpty: return "empty";
+    case InputForm::kJson: return "json";
+    case InputForm::kJsonArray: return "json-array";
+    case InputForm::kJsonLines: return "json-lines";
+    case InputForm::kYaml: return "yaml";
+  }
+  return "?";
+}
+
+void SourceDocument::parse() {
+  if (value || !status.is_ok()) return;
+  auto parsed = parse_json(json_text);
+  if (!parsed) {
+    status = rejected(where + ": document " + std::to_string(index) +
+                      " is not valid JSON: " + parsed.error().message());
+  } else {
+    value = std::move(parsed.value());
+  }
+  json_text = std::string();
+}
+
+// ---- ManifestReader ------------------------------------------------------------------------
+
+struct ManifestReader::Impl {
+  std::string name;
+  std::unique_ptr<std::istream> owned;
+  std::istream* in = nullptr;
+  std::optional<uint64_t> size;
+  std::unique_ptr<CharSource> chars;
+  InputForm form = InputForm::kEmpty;
+  bool started = false;
+  bool array_closed = false;
+  uint64_t count = 0;
+  std::vector<SourceDocument> queued;  // YAML documents expanded from one '---' document
+
+  Result<bool> next_raw(SourceDocument& out);
+  void detect();
+  SourceDocument make(uint64_t line) {
+    SourceDocument d;
+    d.index = ++count;
+    d.line = line;
+    d.where = name + " line " + std::to_string(line);
+    return d;
+  }
+  void scan_value(SourceDocument& doc);
+  Result<bool> next_array(SourceDocument& out);
+  Result<bool> next_line(SourceDocument& out);
+  Result<bool> next_value(SourceDocument& out);
+  Result<bool> next_yaml(SourceDocument& out);
+  void convert_yaml(const YamlChunk& chunk);
+};
+
+void ManifestReader::Impl::detect() {
+  started = true;
+  if (chars->peek() == 0xEF) {  // a UTF-8 byte order mark, which RFC 8259 lets a reader skip
+    std::string bom;
+    for (int i = 0; i < 3 && chars->peek() != kEof; ++i) bom.push_back(static_cast<char>(chars->get()));
+    if (bom != "\xEF\xBB\xBF") chars->unread(bom);
+  }
+  chars->skip_space();
+  int c = chars->peek();
+  if (c == kEof) {
+    form = InputForm::kEmpty;
+  } else if (c == '[') {
+    form = InputForm::kJsonArray;
+    chars->get();
+  } else if (c == '{') {
+    std::string first;
+    bool truncated;
+    uint64_t before = chars->bytes();
+    chars->read_line(first, kMaxDocumentBytes, truncated);
+    bool whole = !truncated && is_whole_value(first);
+    bool newline = chars->bytes() - before > first.size();
+    chars->unread(newline && !truncated ? first + "\n" : first);
+    // A first line past the document limit cannot be pushed back whole: read it as a JSONL
+    // line, which then fails on its own without taking the rest of the input with it.
+    form = whole || truncated ? InputForm::kJsonLines : InputForm::kJson;
+  } else {
+    form = InputForm::kYaml;
+  }
+}
+
+// Reads one JSON value's text into doc.json_text (the input is at its first byte).
+void ManifestReader::Impl::scan_value(SourceDocument& doc) {
+  Framing f;
+  bool too_large = false;
+  int first = chars->peek();
+  bool container = first == '{' || first == '[' || first == '"';
+  while (true) {
+    int c = chars->peek();
+    if (c == kEof) break;
+    if (!container && !f.in_string && f.depth == 0 &&
+        (is_space(c) || c == ',' || c == ']' || c == '}') && !doc.json_text.empty()) {
+      break;
+    }
+    chars->get();
+    if (doc.json_text.size() < kMaxDocumentBytes) doc.json_text.push_back(static_cast<char>(c));
+    else too_large = true;
+    if (f.feed(c) && container) break;
+  }
+  if (f.depth > 0 || f.in_string) {
+    doc.status = rejected(doc.where + ": document " + std::to_string(doc.index) +
+                          " ends with the input, inside a JSON value; complete it");
+  } else if (too_large) {
+    doc.status = rejected(doc.where + ": document " + std::to_string(doc.index) +
+                          " is larger than " + std::to_string(kMaxDocumentBytes) +
+                          " bytes; a manifest must fit in one ledger entry (64 KiB)");
+  }
+  if (!doc.status.is_ok()) doc.json_text.clear();
+}
+
+Result<bool> ManifestReader::Impl::next_array(SourceDocument& out) {
+  if (array_closed) {
+    chars->skip_space();
+    if (chars->peek() == kEof) return false;
+    return rejected(name + " line " + std::to_string(chars->line()) +
+                    ": text after the closing ']' of the JSON array; remove it");
+  }
+  chars->skip_space();
+  if (count > 0) {
+    int c = chars->get();
+    if (c == ']') {
+      array_closed = true;
+      return next_array(out);
+    }
+    if (c != ',') {
+      return rejected(name + " line " + std::to_string(chars->line()) +
+                      (c == kEof ? std::string(": the JSON array is not closed")
+                                 : ": expected ',' or ']' after element " + std::to_string(count)) +
+                      "; the elements before it were read, the rest of this input is skipped");
+    }
+    chars->skip_space();
+  } else if (chars->peek() == ']') {
+    chars->get();
+    array_closed = true;
+    return next_array(out);
+  }
+  out = make(chars->line());
+  if (chars->peek() == ']' || chars->peek() == ',') {
+    out.status = rejected(out.where + ": element " + std::to_string(out.index) +
+                          " of the JSON array is empty (a stray ','); remove it");
+    return true;
+  }
+  if (chars->peek() == kEof) return rejected(name + ": the JSON array is not closed");
+  scan_value(out);
+  return true;
+}
+
+Result<bool> ManifestReader::Impl::next_line(SourceDocument& out) {
+  std::string line;
+  bool truncated;
+  while (true) {
+    uint64_t at = chars->line();
+    if (!chars->read_line(line, kMaxDocumentBytes, truncated)) return false;
+    bool blank = true;
+    for (char c : line) blank = blank && is_space(static_cast<uint8_t>(c));
+    if (blank) continue;
+    out = make(at);
+    if (truncated) {
+      out.status = rejected(out.where + ": line longer than " +
+                            std::to_string(kMaxDocumentBytes) +
+                            " bytes; a manifest must fit in one ledger entry (64 KiB)");
+    } else {
+      out.json_text = std::move(line);
+    }
+    return true;
+  }
+}
+
+Result<bool> ManifestReader::Impl::next_value(SourceDocument& out) {
+  chars->skip_space();
+  if (chars->peek() == kEof) return false;
+  out = make(chars->line());
+  scan_value(out);
+  return true;
+}
+
+void ManifestReader::Impl::convert_yaml(const YamlChunk& chunk) {
+  SourceDocument base = make(chunk.first_line);
+  if (chunk.too_large) {
+    base.status = rejected(base.where + ": YAML document larger than " +
+                           std::to_string(kMaxDocumentBytes) +
+                           " bytes; a manifest must fit in one ledger entry (64 KiB)");
+    queued.push_back(std::move(base));
+    return;
+  }
+  auto docs = yaml_to_json(chunk.text);
+  if (!docs) {
+    // yaml_to_json numbers lines within the chunk; report them as lines of the source.
+    std::string msg = docs.error().message();
+    if (msg.rfind("line ", 0) == 0) {
+      size_t end = msg.find(',');
+      auto n = parse_u64(msg.substr(5, end - 5));
+      if (n) msg = "line " + std::to_string(*n + chunk.text_line - 1) + msg.substr(end);
+    }
+    base.status = rejected(name + ": document " + std::to_string(base.index) + ": " + msg);
+    queued.push_back(std::move(base));
+    return;
+  }
+  bool first = true;
+  for (auto& doc : *docs) {
+    if (doc.is_null()) continue;  // an empty document
+    std::vector<Json> items;
+    if (doc.is_array()) items = std::move(doc.as_array());
+    else items.push_back(std::move(doc));
+    for (auto& item : items) {
+      SourceDocument d = first ? std::move(base) : make(chunk.first_line);
+      first = false;
+      d.value = std::move(item);
+      queued.push_back(std::move(d));
+    }
+  }
+  if (first) --count;  // nothing but empty documents: base was never used
+}
+
+Result<bool> ManifestReader::Impl::next_yaml(SourceDocument& out) {
+  while (queued.empty()) {
+    YamlChunk chunk;
+    chunk.text_line = chars->line();
+    std::string line;
+    bool truncated;
+    bool ended = false;
+    while (true) {
+      uint64_t at = chars->line();
+      int c = chars->peek();
+      if (chunk.content && (c == '-' || c == '.' || c == '%')) {
+        // A new document starts at a '---' or directive line; '...' ends this one. Each
+        // entry of a top-level sequence is read as a document of its own, so that a long
+        // YAML list of manifests streams like a JSON array.
+        if (!chars->read_line(line, kMaxDocumentBytes, truncated)) break;
+        if (is_marker(line, "---") || line[0] == '%' ||
+            (chunk.sequence && is_sequence_entry(line))) {
+          chars->unread(line + "\n");
+          break;
+        }
+        if (is_marker(line, "...")) break;
+      } else if (!chars->read_line(line, kMaxDocumentBytes, truncated)) {
+        ended = true;
+        break;
+      }
+      if (!chunk.content) {
+        chunk.first_line = at;
+        chunk.content = is_content_line(line);
+        chunk.sequence = chunk.content && is_sequence_entry(line);
+      }
+      if (truncated || chunk.text.size() + line.size() + 1 > kMaxDocumentBytes) {
+        chunk.too_large = true;
+      }
+      if (!chunk.too_large) {
+        chunk.text += line;
+        chunk.text.push_back('\n');
+      }
+    }
+    if (chunk.content) convert_yaml(chunk);
+    if (ended && queued.empty()) return false;
+  }
+  out = std::move(queued.front());
+  queued.erase(queued.begin());
+  return true;
+}
+
+Result<bool> ManifestReader::Impl::next_raw(SourceDocument& out) {
+  // libstdc++'s filebuf throws when the file cannot be read (EIO, EISDIR).
+  try {
+    if (!started) detect();
+    if (in != nullptr && in->bad()) return io_error("cannot read " + name);
+    switch (form) {
+      case InputForm::kEmpty: return false;
+      case InputForm::kJsonArray: return next_array(out);
+      case InputForm::kJsonLines: return next_line(out);
+      case InputForm::kJson: return next_value(out);
+      case InputForm::kYaml: return next_yaml(out);
+    }
+  } catch (const std::ios_base::failure& e) {
+    return io_error("cannot read " + name + ": " + e.what());
+  }
+  return false;
+}
+
+ManifestReader::ManifestReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ManifestReader::~ManifestReader() = default;
+
+Result<std::unique_ptr<ManifestReader>> ManifestReader::open(const std::string& path) {
+  if (path == "-") return from_stream(std::cin, "standard input");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return io_error(path + " is a directory; name the catalog files in it");
+  }
+  auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*file) return io_error("cannot open " + path + " for reading");
+  std::optional<uint64_t> size;
+  file->seekg(0, std::ios::end);
+  if (auto end = file->tellg(); end >= 0) size = static_cast<uint64_t>(end);
+  file->seekg(0, std::ios::beg);
+  auto reader = from_stream(*file, path);
+  reader->impl_->owned = std::move(file);
+  reader->impl_->size = size;
+  return reader;
+}
+
+std::unique_ptr<ManifestReader> ManifestReader::from_stream(std::istream& in, std::string name) {
+  auto impl = std::make_unique<Impl>();
+  impl->name = std::move(name);
+  impl->in = &in;
+  impl->chars = std::make_unique<CharSource>(in);
+  return std::unique_ptr<ManifestReader>(new ManifestReader(std::move(impl)));
+}
+
+Result<bool> ManifestReader::next(SourceDocument& out) {
+  auto more = impl_->next_raw(out);
+  if (more && *more) out.parse();
+  return more;
+}
+
+Result<bool> ManifestReader::read_batch(std::vector<SourceDocument>& out, size_t max,
+                                        ThreadPool* pool) {
+  size_t first = out.size();
+  Result<bool> more = true;
+  while (out.size() - first < max) {
+    SourceDocument doc;
+    more = impl_->next_raw(doc);
+    if (!more || !*more) break;
+    out.push_back(std::move(doc));
+  }
+  auto parse = [&](size_t i) { out[first + i].parse(); };
+  if (pool != nullptr) pool->parallel_for(out.size() - first, parse);
+  else for (size_t i = 0; i < out.size() - first; ++i) parse(i);
+  return more;
+}
+
+const std::string& ManifestReader::name() const { return impl_->name; }
+InputForm ManifestReader::form() const { return impl_->form; }
+uint64_t ManifestReader::bytes_read() const { return impl_->chars->bytes(); }
+std::optional<uint64_t> ManifestReader::size() const { return impl_->size; }
+
+// ---- Importer ------------------------------------------------------------------------------
+
+Importer::Importer(Ledger& ledger, const SecretKey& key, ImportOptions options)
+    : ledger_(ledger),
+      key_(key),
+      options_(options),
+      pool_(std::make_unique<ThreadPool>(options.threads)) {
+  if (options_.batch == 0) options_.batch = kDefaultImportBatch;
+}
+
+Importer::~Importer() = default;
+
+namespace {
+
+std::string rerun_only_message(const CheckedManifest& checked) {
+  return checked.label +
+         ": a BenchmarkRun without spec.sourceNative is a controlled rerun's manifest "
+         "[rerun-only]; import takes source-reported runs: add spec.sourceNative {source, "
+         "benchmark, externalId, metrics}, or submit the run with its target through a rerun";
+}
+
+// Checks, canonicalizes and signs one document; fills `outcome` (kAdded means "ready to
+// append", kPresent "this very event is in the ledger already") and `entry`. Runs on the
+// pool's threads (Ledger::find reads concurrently).
+void prepare(SourceDocument& doc, const Ledger& ledger, const SecretKey& key,
+             DocumentOutcome& outcome, Bytes& entry) {
+  if (!doc.status.is_ok() || !doc.value) {
+    outcome.label = "document " + std::to_string(doc.index) + " (" + doc.where + ")";
+    outcome.rule = "read";
+    outcome.message = doc.status.message() + " [read]";
+    return;
+  }
+  CheckedManifest checked = check_manifest(*doc.value, doc.index, doc.where);
+  doc.value.reset();  // the canonical text is all that is needed from here
+  outcome.label = checked.label;
+  outcome.kind = checked.kind;
+  outcome.name = checked.name;
+  if (!checked.ok()) {
+    outcome.rule = checked.problems.front().rule;
+    for (const auto& p : checked.problems) {
+      if (!outcome.message.empty()) outcome.message += "\n";
+      outcome.message += p.message;
+    }
+    return;
+  }
+  outcome.digest = checked.digest;
+  if (checked.use == ManifestUse::kRerunOnly) {
+    outcome.rule = "rerun-only";
+    outcome.message = rerun_only_message(checked);
+    return;
+  }
+  EventBody body;
+  body.author = key.public_key();
+  // Deterministic, so that a re-import reproduces the same event ids (see the header).
+  body.claimed_time_ms = checked.observed_at_ms;
+  if (checked.use == ManifestUse::kObservation) {
+    body.payload = Observation{std::move(checked.text)};
+  } else {
+    body.payload = ManifestEvent{std::move(checked.text)};
+  }
+  // A re-import finds its events by id and skips signing them (and the ledger's verifying).
+  Bytes body_bytes = encode_body(body);
+  Digest id = event_id(body_bytes);
+  if (auto index = ledger.find(id); index.has_value()) {
+    outcome.status = ImportStatus::kPresent;
+    outcome.entry_index = *index;
+    outcome.event_id = id;
+    return;
+  }
+  auto signed_entry = sign_body(key, body_bytes);
+  if (!signed_entry) {
+    outcome.rule = "sign";
+    outcome.message = checked.label + ": cannot sign: " + signed_entry.error().message();
+    return;
+  }
+  entry = std::move(signed_entry.value());
+  outcome.status = ImportStatus::kAdded;
+}
+
+}  // namespace
+
+void Importer::append_batch(std::vector<SourceDocument>& docs, const ImportCallbacks& callbacks) {
+  std::vector<DocumentOutcome> outcomes(docs.size());
+  std::vector<Bytes> entries(docs.size());
+  pool_->parallel_for(docs.size(), [&](size_t i) {
+    prepare(docs[i], ledger_, key_, outcomes[i], entries[i]);
+  });
+
+  // One entry per new digest; repeats of a digest are answered from its first outcome.
+  std::vector<Bytes> batch;
+  std::vector<size_t> batch_doc;
+  std::map<Digest, size_t> in_batch;           // digest → first document in this batch
+  std::vector<std::pair<size_t, size_t>> repeats;  // (document, earlier document)
+  for (size_t i = 0; i < docs.size(); ++i) {
+    DocumentOutcome& o = outcomes[i];
+    if (o.status == ImportStatus::kPresent) {
+      DocumentOutcome remembered;
+      remembered.status = o.status;
+      remembered.entry_index = o.entry_index;
+      remembered.event_id = o.event_id;
+      seen_.emplace(*o.digest, std::move(remembered));
+      continue;
+    }
+    if (o.status != ImportStatus::kAdded) continue;
+    if (auto it = seen_.find(*o.digest); it != seen_.end()) {
+      o.status = it->second.status == ImportStatus::kRejected ? ImportStatus::kRejected
+                                                              : ImportStatus::kPresent;
+      o.entry_index = it->second.entry_index;
+      o.event_id = it->second.event_id;
+      o.rule = it->second.rule;
+      o.message = it->second.message.empty() ? "" : o.label + ": " + it->second.message;
+      continue;
+    }
+    auto [it, inserted] = in_batch.emplace(*o.digest, i);
+    if (!inserted) {
+      repeats.emplace_back(i, it->second);
+      continue;
+    }
+    batch.push_back(std::move(entries[i]));
+    batch_doc.push_back(i);
+  }
+  entries.clear();
+
+  std::vector<AppendOutcome> appended = ledger_.append(batch);
+  for (size_t k = 0; k < batch_doc.size(); ++k) {
+    DocumentOutcome& o = outcomes[batch_doc[k]];
+    const AppendOutcome& a = appended.at(k);
+    DocumentOutcome remembered;
+    if (!a.status) {
+      o.status = ImportStatus::kRejected;
+      o.rule = "ledger";
+      remembered.message = "the ledger refused the event: " + a.status.message() + " [ledger]";
+      o.message = o.label + ": " + remembered.message;
+    } else {
+      o.status = a.added ? ImportStatus::kAdded : ImportStatus::kPresent;
+      o.entry_index = a.index;
+      o.event_id = a.id;
+    }
+    remembered.status = o.status;
+    remembered.rule = o.rule;
+    remembered.entry_index = o.entry_index;
+    remembered.event_id = o.event_id;
+    seen_.emplace(*o.digest, std::move(remembered));
+  }
+  for (auto [i, first] : repeats) {
+    DocumentOutcome& o = outcomes[i];
+    const DocumentOutcome& f = outcomes[first];
+    o.status = f.status == ImportStatus::kRejected ? ImportStatus::kRejected
+                                                   : ImportStatus::kPresent;
+    o.entry_index = f.entry_index;
+    o.event_id = f.event_id;
+    o.rule = f.rule;
+    if (f.status == ImportStatus::kRejected) {
+      o.message = o.label + ": the same manifest as " + f.label + ", which was refused [" +
+                  f.rule + "]";
+    }
+  }
+
+  for (const DocumentOutcome& o : outcomes) {
+    switch (o.status) {
+      case ImportStatus::kAdded:
+        ++totals_.added;
+        ++(o.kind == "BenchmarkRun" ? totals_.observations : totals_.manifests);
+        break;
+      case ImportStatus::kPresent: ++totals_.present; break;
+      case ImportStatus::kRejected: ++totals_.rejected; break;
+    }
+    if (callbacks.on_document) callbacks.on_document(o);
+  }
+  if (callbacks.on_batch) callbacks.on_batch();
+}
+
+Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks) {
+  std::vector<SourceDocument> docs;
+  while (true) {
+    docs.clear();
+    auto more = reader.read_batch(docs, options_.batch, pool_.get());
+    totals_.documents += docs.size();
+    if (!docs.empty()) append_batch(docs, callbacks);
+    if (!more) return more.error();
+    if (!*more) return Status::ok();
+  }
+}
+
+}  // namespace evl::cli
