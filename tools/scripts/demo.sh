@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, and run the main job on embedded
-# defaults. For now the main job builds a demo ledger: a log and admin key, importer, runner
-# and attestor keys with their grants, an observation and an attestation built with the
-# standard `capnp` tool and signed with `evledger sign`, then verifies the ledger and prints it.
-# The ledger is left in ./demo-ledger (replaced on every run) for you to explore.
+# defaults: a demo ledger with a log and admin key and publisher keys with their grants, a
+# synthetic SOL-ExecBench-style catalog imported (evledger gen | evledger import), an
+# attestation built with the standard `capnp` tool and signed with `evledger sign`; then the
+# audit, a signed checkpoint, an offline inclusion proof, a C2SP tile export audited with the
+# pinned log key, and the log. The ledger is left in ./demo-ledger (replaced on every run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 "$root/tools/scripts/install-deps.sh"
 "$root/tools/scripts/build.sh"
 
-E="$root/build/tools/evledger"
+E="${EVLEDGER_BIN:-$root/build/tools/evledger}"
 L="${EVLEDGER_DEMO_DIR:-$root/demo-ledger}"
-rm -rf "$L"
+rm -rf "$L" "$L-tiles"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -34,19 +35,17 @@ step "make publisher keys and grant them roles (signed by the admin)"
   --scope host-demo-1 --scope owner-demo --signer "$K/admin.key"
 "$E" key grant --ledger "$L" --key "$K/attestor.key.vkey" --role attestor --signer "$K/admin.key"
 
-step "an observation: a KernelIndex BenchmarkRun, encoded by capnp, signed by evledger"
-run='{"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","spec":{"environmentDigest":"sha256:1111111111111111111111111111111111111111111111111111111111111111","implementationDigest":"sha256:2222222222222222222222222222222222222222222222222222222222222222","observedAt":"2026-07-01T12:00:00Z","protocolDigest":"sha256:3333333333333333333333333333333333333333333333333333333333333333","sourceNative":{"benchmark":"001_demo_rmsnorm","externalId":"demo-1","metrics":{"avg_speedup":3.5,"latency_ms":0.0421,"sol_score":0.81},"source":"sol-execbench"},"status":"passed","timing":{"latencyNs":{"mean":42100},"primaryStatistic":"mean"},"workloadDigest":"sha256:4444444444444444444444444444444444444444444444444444444444444444"}}'
-run_digest="sha256:$(printf '%s' "$run" | sha256sum | cut -d' ' -f1)"
-esc=${run//\"/\\\"}
-printf '(schemaVersion = 1, author = 0x"%s", claimedTimeMs = %s, observation = (canonical = "%s"))' \
-  "$(pubkey_hex "$K/importer.key.vkey")" "$(now_ms)" "$esc" \
-  | capnp convert text:canonical "$root/events/event.capnp" EventBody > "$work/observation.body"
-"$E" sign --key "$K/importer.key" --out "$work/observation.entry" "$work/observation.body"
-"$E" append --ledger "$L" "$work/observation.entry"
-echo "appending the same entry again changes nothing:"
-"$E" append --ledger "$L" "$work/observation.entry"
+step "import a synthetic SOL-ExecBench-style catalog (evledger gen | evledger import)"
+"$E" gen --runs 300 --seed 7 --out "$work/catalog.jsonl" 2>/dev/null
+"$E" import --ledger "$L" --key "$K/importer.key" "$work/catalog.jsonl"
+echo "importing the same catalog again changes nothing:"
+"$E" import --ledger "$L" --key "$K/importer.key" "$work/catalog.jsonl"
 
-step "an attestation of that run ($run_digest)"
+step "an attestation, encoded by the standard capnp tool and signed by evledger"
+"$E" log --ledger "$L" --json > "$work/log.jsonl"
+run_digest=$(grep -m1 '"kind":"observation"' "$work/log.jsonl" \
+  | sed 's/.*"observation":{"digest":"\(sha256:[0-9a-f]*\)".*/\1/')
+echo "attesting run $run_digest"
 printf '(schemaVersion = 1, author = 0x"%s", claimedTimeMs = %s, attestation = (target = 0x"%s", type = reproduced, text = "Reproduced within 2%% on our B200."))' \
   "$(pubkey_hex "$K/attestor.key.vkey")" "$(now_ms)" "${run_digest#sha256:}" \
   | capnp convert text:canonical "$root/events/event.capnp" EventBody > "$work/attestation.body"
@@ -67,12 +66,23 @@ fi
 step "verify the whole ledger from its stored bytes"
 "$E" verify --ledger "$L"
 
-step "the log"
-"$E" log --ledger "$L"
+step "the newest signed checkpoint, and an offline inclusion proof of the attestation"
+"$E" checkpoint --ledger "$L" | tee "$work/saved.checkpoint"
+last=$(( $("$E" checkpoint --ledger "$L" --json | sed 's/.*"size":\([0-9]*\).*/\1/') - 1 ))
+"$E" proof inclusion --ledger "$L" --index "$last" --out "$work/attestation.proof"
+"$E" get --ledger "$L" "$last" --raw > "$work/stored.entry"
+"$E" proof verify --vkey "$K/log.vkey" --proof "$work/attestation.proof" --entry "$work/stored.entry"
 
-step "entry 5, decoded"
-"$E" get --ledger "$L" 5
+step "export the C2SP tlog tiles and audit them with the pinned log key"
+"$E" export-tiles --ledger "$L" --out "$L-tiles"
+"$E" verify --tiles "$L-tiles" --vkey "$K/log.vkey" --from-checkpoint "$work/saved.checkpoint"
 
-step "entry 5 decoded by the standard capnp tool, with no evledger code"
-"$E" get --ledger "$L" 5 --raw | capnp convert canonical:text "$root/events/event.capnp" SignedEvent | cut -c1-160
-printf '\nThe demo ledger is in %s; try: %s log --ledger %s --json\n' "$L" "$E" "$L"
+step "the last entries of the log"
+"$E" log --ledger "$L" --from $(( last - 4 ))
+
+step "the attestation, decoded"
+"$E" get --ledger "$L" "$last"
+
+step "the attestation decoded by the standard capnp tool, with no evledger code"
+"$E" get --ledger "$L" "$last" --raw | capnp convert canonical:text "$root/events/event.capnp" SignedEvent | cut -c1-160
+printf '\nThe demo ledger is in %s and its tiles in %s-tiles; try: %s log --ledger %s --json\n' "$L" "$L" "$E" "$L"
