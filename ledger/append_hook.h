@@ -55,6 +55,9 @@ class AppendHook {
                                         const EventBody& body) = 0;
   // Folds entries [0, size) into an empty store.
   [[nodiscard]] virtual Status rebuild(AppendContext& context, uint64_t size) = 0;
+  // How many entries the state has folded (the ledger rebuilds it at open when this differs
+  // from the log's size: a ledger written before the hook existed, or without it).
+  [[nodiscard]] virtual Result<uint64_t> applied_size(const KeyValueStore& store) const = 0;
 };
 
 }  // namespace evl

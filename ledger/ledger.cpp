@@ -118,6 +118,8 @@ class LedgerImpl final : public Ledger {
   Status load_state();
   Status load_log_key();
   Status catch_up_tree();
+  // Rebuilds the hook's state when it does not cover the whole log.
+  Status catch_up_state();
   // Signs and stores the checkpoint for a tree of `size` entries; refuses one that is not
   // consistent with the last signed checkpoint.
   Status store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
@@ -195,6 +197,7 @@ Status LedgerImpl::open(bool create) {
   if (!read_only_) {
     EVL_RETURN_IF_ERROR(load_log_key());
     if (maintain_tree_) EVL_RETURN_IF_ERROR(catch_up_tree());
+    if (hook_) EVL_RETURN_IF_ERROR(catch_up_state());
     writer_ = std::thread([this] { writer_loop(); });
   }
   return Status::ok();
@@ -331,6 +334,17 @@ Status LedgerImpl::catch_up_tree() {
   EVL_RETURN_IF_ERROR(txn->commit());
   last_checkpoint_ = std::move(signed_checkpoint);
   return Status::ok();
+}
+
+Status LedgerImpl::catch_up_state() {
+  uint64_t applied = 0;
+  EVL_RETURN_IF_ERROR(read_state([&](const KeyValueStore& state, uint64_t) -> Status {
+    auto n = hook_->applied_size(state);
+    if (!n) return n.error();
+    applied = *n;
+    return Status::ok();
+  }));
+  return applied == size() ? Status::ok() : rebuild_state();
 }
 
 Status LedgerImpl::store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,

@@ -20,5 +20,10 @@ int cmd_bench(const std::vector<std::string>& argv);
 int cmd_proof(const std::vector<std::string>& argv);
 int cmd_checkpoint(const std::vector<std::string>& argv);
 int cmd_export_tiles(const std::vector<std::string>& argv);
+int cmd_runs(const std::vector<std::string>& argv);
+int cmd_groups(const std::vector<std::string>& argv);
+int cmd_leaders(const std::vector<std::string>& argv);
+int cmd_show(const std::vector<std::string>& argv);
+int cmd_rebuild(const std::vector<std::string>& argv);
 
 }  // namespace evl::cli

@@ -3,6 +3,7 @@
 #include "keys/checkpoint.h"
 #include "keys/note.h"
 #include "keys/signer.h"
+#include "projections/ledger_hook.h"
 
 namespace evl::cli {
 
@@ -12,7 +13,10 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
   OpenOptions options;
   options.dir = *dir;
   options.read_only = !write;
-  if (write) options.log_key_path = args.get("log-key").value_or("");
+  if (write) {
+    options.log_key_path = args.get("log-key").value_or("");
+    options.hook = make_projection_hook();  // the projections are kept in every append
+  }
   return Ledger::open(options);
 }
 

@@ -1,0 +1,39 @@
+// projections/internal/registry.h — the manifests registry: digest → first registration.
+//
+// A record keeps the registering event and a summary of the manifest: the members that run
+// views show and that the fold needs (FORMAT.md lists them per kind). The manifest itself stays
+// in the log.
+//
+// Thread safety: pure functions over a store the caller owns.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "events/json.h"
+#include "events/kernelindex.h"
+#include "events/sha256.h"
+#include "projections/store.h"
+
+namespace evl {
+
+struct ManifestRecord {
+  Digest digest{};
+  std::string kind;
+  uint64_t index = 0;
+  Digest event{};
+  Json summary;  // {digest, kind, name?, title?, ...members of the kind}
+};
+
+// The summary of a manifest (apiVersion/kind/spec) and its metadata (an object, or null).
+Json manifest_summary(const Digest& digest, const Json& manifest, const Json& metadata);
+
+// The GPU an environment's summary names; members the manifest lacks read as "".
+Hardware summary_hardware(const Json& summary);
+
+Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
+                                                    const Digest& digest);
+Status put_manifest(ProjectionStore& store, const ManifestRecord& record);
+
+}  // namespace evl

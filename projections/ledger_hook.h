@@ -1,0 +1,22 @@
+// projections/ledger_hook.h — the projections kept by the ledger, in its append transactions.
+//
+// make_projection_hook() gives the AppendHook that feeds every appended entry to the
+// Projector, with the author's name and scope from the key state at that position and the
+// void cause the key policy gives. A compromise that voids earlier events makes the hook
+// rebuild the whole state from the log (in the same transaction), so the incremental state
+// always equals a fresh fold of the same prefix: key policy is evaluated first over the whole
+// prefix (for void causes), then events are folded in order with the key state as it was at
+// each one (for names and scopes).
+//
+// Thread safety: called by the ledger's writer only.
+#pragma once
+
+#include <memory>
+
+#include "ledger/append_hook.h"
+
+namespace evl {
+
+std::shared_ptr<AppendHook> make_projection_hook();
+
+}  // namespace evl

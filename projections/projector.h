@@ -1,0 +1,58 @@
+// projections/projector.h — the fold that keeps the projections: one event at a time.
+//
+// Projector::apply is a pure, deterministic function of (store contents, event): no clock, no
+// randomness, no unordered iteration, no order-dependent floating point. The ledger calls it
+// for every appended entry, in log order, inside the append transaction; `evledger rebuild`
+// calls it for every entry from index 0 on an empty store. Both MUST leave the same bytes.
+//
+// What it maintains (layout in projections/FORMAT.md):
+//   - the manifests registry: first registration of a digest wins (manifest or observation
+//     events); later events carrying a registered digest change nothing;
+//   - one run view per observation (projections/run_view.h), resolving referenced manifests
+//     when they arrive, whichever comes first;
+//   - reruns with verdicts, attestations and corrections on their target's view (kept aside
+//     until the target run is observed, if it is not yet);
+//   - evidence levels and flags (projections/evidence.h);
+//   - comparison groups, ranking order and leaders, and the leadership history.
+//
+// Void events (void_cause set: key policy voids them) never count: no registration, no
+// verdict, no rank, no flag. They are recorded with their cause and listed on the view they
+// name. A void observation still gets a view, marked void and unranked; a later observation of
+// the same manifest that stands takes it over. When a compromise voids earlier events the
+// ledger rebuilds the projections from scratch, so apply never undoes anything.
+//
+// Errors: kUsage when events arrive out of order (index below the next expected one) or without
+// a body; kCorrupt when a stored value cannot be read; the store's own errors unchanged.
+// Content the fold cannot use (an unparseable manifest, an observation that is not a
+// BenchmarkRun) is not an error: the event is recorded as skipped, with why.
+//
+// Thread safety: a Projector holds no state; the store must not be used concurrently.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/event.h"
+#include "projections/store.h"
+
+namespace evl {
+
+struct ProjectedEvent {
+  uint64_t index = 0;
+  Digest id{};
+  const EventBody* body = nullptr;  // not owned; valid during apply()
+  std::string author_name;
+  std::vector<Role> author_roles;
+  std::vector<std::string> author_scope;  // a runner's holds owner:<id> and host:<id>
+  std::optional<std::string> void_cause;  // set when key policy voids this event
+  uint32_t rerun_tolerance_milli = 50;    // δ × 1000, from the genesis
+};
+
+class Projector {
+ public:
+  [[nodiscard]] Status apply(ProjectionStore& store, const ProjectedEvent& event) const;
+};
+
+}  // namespace evl

@@ -1,0 +1,35 @@
+#include "projections/store.h"
+
+namespace evl {
+
+Result<std::optional<std::string>> MemoryProjectionStore::get(std::string_view key) const {
+  auto it = map_.find(key);
+  if (it == map_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
+Status MemoryProjectionStore::put(std::string_view key, std::string_view value) {
+  auto it = map_.find(key);
+  if (it == map_.end()) {
+    map_.emplace(std::string(key), std::string(value));
+  } else {
+    it->second.assign(value);
+  }
+  return Status::ok();
+}
+
+Status MemoryProjectionStore::erase(std::string_view key) {
+  auto it = map_.find(key);
+  if (it != map_.end()) map_.erase(it);
+  return Status::ok();
+}
+
+Status MemoryProjectionStore::scan(std::string_view prefix, const ProjectionVisitor& visit) const {
+  for (auto it = map_.lower_bound(prefix); it != map_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    if (!visit(it->first, it->second)) break;
+  }
+  return Status::ok();
+}
+
+}  // namespace evl
