@@ -1,5 +1,6 @@
 #include "events/observation.h"
 
+#include "events/jcs.h"
 #include "events/json.h"
 
 namespace evl {
@@ -29,6 +30,40 @@ Result<std::string> observation_source(const Observation& observation) {
 Result<std::string> scope_subject(const EventBody& body) {
   if (const auto* obs = std::get_if<Observation>(&body.payload)) return observation_source(*obs);
   return std::string();
+}
+
+const ManifestText* registered_manifest(const EventBody& body) {
+  if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) return &m->manifest;
+  if (const auto* o = std::get_if<Observation>(&body.payload)) return &o->manifest;
+  return nullptr;
+}
+
+namespace {
+
+Status check_canonical(const std::string& text, const std::string& what) {
+  auto canonical = jcs_canonicalize(text);
+  if (!canonical) return canonical.error().with_context(what);
+  if (*canonical != text) {
+    return rejected(what + " is not RFC 8785 canonical JSON (keys sorted by UTF-16 code units, "
+                    "no whitespace, ECMAScript numbers); evledger import canonicalizes manifests");
+  }
+  return Status::ok();
+}
+
+Status check_text(const ManifestText& m, const std::string& what) {
+  EVL_RETURN_IF_ERROR(check_canonical(m.canonical, what));
+  if (!m.metadata.empty()) EVL_RETURN_IF_ERROR(check_canonical(m.metadata, what + " metadata"));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status check_manifest_texts(const EventBody& body) {
+  if (const auto* m = registered_manifest(body)) {
+    return check_text(*m, std::string(event_kind_name(body.kind())) + " manifest");
+  }
+  if (const auto* r = std::get_if<Rerun>(&body.payload)) return check_text(r->run, "rerun manifest");
+  return Status::ok();
 }
 
 }  // namespace evl

@@ -16,4 +16,13 @@ Result<std::string> observation_source(const Observation& observation);
 // The scope subject policy checks for `body`: an observation's source slug, else empty.
 Result<std::string> scope_subject(const EventBody& body);
 
+// The manifest an event registers by digest (manifest and observation events), or null. Its
+// digest is SHA-256 of `canonical`.
+const ManifestText* registered_manifest(const EventBody& body);
+
+// Every manifest an event carries (manifest, observation, rerun) must be RFC 8785 canonical
+// JSON, because its digest is taken over exactly those bytes; metadata too, when present.
+// kRejected names the event part and says how to canonicalize.
+Status check_manifest_texts(const EventBody& body);
+
 }  // namespace evl

@@ -48,6 +48,7 @@ struct Prepared {
   std::string subject;  // scope subject for policy
   const Bytes* bytes = nullptr;
   Hash leaf{};          // RFC 6962 leaf hash, computed here rather than in the single writer
+  std::optional<Digest> manifest;  // the manifest digest the event registers, if any
 };
 
 // One caller's chunk on its way through the writer.
@@ -149,6 +150,7 @@ class LedgerImpl final : public Ledger {
   MDB_env* env_ = nullptr;
   MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0, tree_ = 0, checkpoints_ = 0;
   MDB_dbi state_ = 0;  // the hook's key/value state ("projections")
+  MDB_dbi manifests_ = 0;  // manifest digest -> index of its first registration
   std::shared_ptr<const SecretKey> log_key_;  // writers only
   std::string log_key_path_;
   bool maintain_tree_;
@@ -225,7 +227,7 @@ Status LedgerImpl::open_env(bool create) {
     MDB_dbi* dbi;
   } named[] = {{"entries", &entries_}, {"ids", &ids_},   {"key_events", &key_events_},
                {"meta", &meta_},       {"tree", &tree_}, {"checkpoints", &checkpoints_},
-               {"projections", &state_}};
+               {"projections", &state_}, {"manifests", &manifests_}};
   for (auto& n : named) {
     rc = mdb_dbi_open(txn->get(), n.name, dbi_flags, n.dbi);
     if (rc == MDB_NOTFOUND) {
@@ -392,6 +394,14 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
     out.checked.id = checked->id;
     return;
   }
+  if (Status texts = check_manifest_texts(checked->body); !texts) {
+    out.status = texts;
+    out.checked.id = checked->id;
+    return;
+  }
+  if (const ManifestText* m = registered_manifest(checked->body)) {
+    out.manifest = sha256(as_bytes(m->canonical));
+  }
   out.checked = std::move(checked.value());
   out.subject = std::move(subject.value());
   if (maintain_tree_) out.leaf = leaf_hash(bytes);
@@ -463,6 +473,11 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
         continue;
       }
       auto existing = txn.get(ids_, ByteView(item.checked.id));
+      if (!existing && item.manifest) {
+        // A manifest digest is registered once: later events carrying it are answered with
+        // the first registration's index and not appended.
+        existing = txn.get(manifests_, ByteView(*item.manifest));
+      }
       if (existing) {
         outcome.index = get_u64_be(existing->data());
         pending->outcomes.push_back(std::move(outcome));
@@ -483,6 +498,9 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
       auto key = u64_be(next);
       rc = txn.put(entries_, key, *item.bytes, MDB_APPEND);
       if (rc == 0) rc = txn.put(ids_, ByteView(item.checked.id), key, MDB_NOOVERWRITE);
+      if (rc == 0 && item.manifest) {
+        rc = txn.put(manifests_, ByteView(*item.manifest), key, MDB_NOOVERWRITE);
+      }
       if (rc == 0 && is_key_event(item.checked.body.kind())) {
         rc = txn.put(key_events_, key, ByteView(), 0);
         if (!changed) changed.emplace(policy_);

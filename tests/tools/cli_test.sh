@@ -91,6 +91,14 @@ frame() { local n; n=$(stat -c %s "$1"); printf "\\x$(printf %02x $((n >> 8)))\\
 contains "$T/out" '"status":"present","index":2' "stream duplicate"
 contains "$T/out" '"status":"added","index":3' "stream new entry"
 
+# A manifest digest is registered once; a manifest that is not RFC 8785 canonical is refused.
+"$E" sign --key "$T/imp.key" --out "$T/samedigest.bin" <(printf '(schemaVersion = 1, author = 0x"%s", claimedTimeMs = 1780000000009, manifest = (canonical = "{}"))' "$(pubkey_hex "$T/imp.key.vkey")" | capnp convert text:canonical "$SRC/events/event.capnp" EventBody)
+expect 0 "the same manifest in another event" -- "$E" append --ledger "$L" "$T/samedigest.bin"
+contains "$T/out" "already present at index 3" "manifest digest dedup"
+"$E" sign --key "$T/imp.key" --out "$T/noncanon.bin" <(printf '(schemaVersion = 1, author = 0x"%s", claimedTimeMs = 1780000000010, manifest = (canonical = "{ \\"a\\": 1 }"))' "$(pubkey_hex "$T/imp.key.vkey")" | capnp convert text:canonical "$SRC/events/event.capnp" EventBody)
+expect 1 "a manifest that is not canonical JSON" -- "$E" append --ledger "$L" "$T/noncanon.bin"
+contains "$T/err" "not RFC 8785 canonical JSON" "non-canonical manifest message"
+
 # Reading back.
 expect 0 "get by index" -- "$E" get --ledger "$L" 2 --json
 contains "$T/out" '"kind":"manifest"' "get json kind"
@@ -108,7 +116,7 @@ expect 0 "log json" -- "$E" log --ledger "$L" --json --from 1 --limit 2
 # Revocation and compromise.
 expect 2 "compromise without --void-from" -- "$E" key revoke --ledger "$L" --key "$T/imp.key.vkey" --reason compromised --signer "$L/keys/admin.key"
 expect 0 "revoke as compromised" -- "$E" key revoke --ledger "$L" --key "$T/imp.key.vkey" --reason compromised --void-from 3 --signer "$L/keys/admin.key"
-"$E" sign --key "$T/imp.key" --out "$T/entry3.bin" <(printf '(schemaVersion = 1, author = 0x"%s", claimedTimeMs = 1780000000002, manifest = (canonical = "{}"))' "$(pubkey_hex "$T/imp.key.vkey")" | capnp convert text:canonical "$SRC/events/event.capnp" EventBody)
+"$E" sign --key "$T/imp.key" --out "$T/entry3.bin" <(printf '(schemaVersion = 1, author = 0x"%s", claimedTimeMs = 1780000000002, manifest = (canonical = "{\\"n\\":3}"))' "$(pubkey_hex "$T/imp.key.vkey")" | capnp convert text:canonical "$SRC/events/event.capnp" EventBody)
 expect 1 "a revoked key cannot append" -- "$E" append --ledger "$L" "$T/entry3.bin"
 contains "$T/err" "was revoked at index 4 (compromised)" "revoked key message"
 expect 0 "verify" -- "$E" verify --ledger "$L" --json
