@@ -2,6 +2,7 @@
 
 #include "keys/checkpoint.h"
 #include "keys/note.h"
+#include "events/jcs.h"
 #include "keys/signer.h"
 #include "projections/ledger_hook.h"
 
@@ -66,6 +67,45 @@ Result<LedgerCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<u
     return corrupt("stored " + checkpoint.error().message() + "; run evledger verify");
   }
   return LedgerCheckpoint{std::move(*note), std::move(*checkpoint), std::move(*key)};
+}
+
+Result<Digest> digest_option(const Args& args, const std::string& name, const char* what) {
+  auto text = args.require(name);
+  if (!text) return text.error();
+  auto digest = parse_digest_text(*text);
+  if (!digest) {
+    return usage_error("--" + name + " " + *text + " is not " + what +
+                       ": write \"sha256:\" followed by 64 lowercase hex digits, the manifest "
+                       "digest as 'evledger import --json' prints it");
+  }
+  return *digest;
+}
+
+int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& body,
+                      const std::string& what, const char* hint, const Args& args,
+                      const Json& json_line, const std::string& text_suffix) {
+  if (Status s = ledger.policy().check(ledger.size(), body); !s) {
+    return fail(Status(s.code(), what + " rejected: " + s.message() + "; " + hint));
+  }
+  auto entry = sign_event(key, body);
+  if (!entry) return fail(entry.error());
+  std::vector<Bytes> batch{std::move(entry.value())};
+  AppendOutcome o = ledger.append(batch).at(0);
+  if (!o.status) return fail(o.status.with_context(what + " rejected"));
+  if (args.has("json")) {
+    Json j = Json::object();
+    j.set("status", o.added ? "added" : "present");
+    j.set("index", o.index);
+    j.set("event", digest_text(o.id));
+    for (const auto& [name, value] : json_line.as_object()) j.set(name, value);
+    std::printf("%s\n", jcs_serialize(j).c_str());
+  } else {
+    std::printf("%s %s at index %llu (%s)%s\n", what.c_str(),
+                o.added ? "appended" : "already present",
+                static_cast<unsigned long long>(o.index), digest_text(o.id).c_str(),
+                text_suffix.c_str());
+  }
+  return kExitOk;
 }
 
 }  // namespace evl::cli

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "events/json.h"
 #include "keys/checkpoint.h"
 #include "keys/key.h"
 #include "ledger/ledger.h"
@@ -21,6 +22,16 @@ Result<SecretKey> load_signer(const Args& args, const std::string& option);
 // Stamps `body` with the signer as author and the current time, signs it, appends it and
 // prints "<what> at index N (id)" — or the rejection. Returns the exit code.
 int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const std::string& what);
+
+// The digest given as --NAME (sha256:<64 hex>); kUsage naming `what` otherwise.
+Result<Digest> digest_option(const Args& args, const std::string& name, const char* what);
+
+// Checks key policy before signing, so that a refusal can say who may sign (`hint`); then
+// signs, appends and reports "<what> appended at index N (id)<text_suffix>", or with --json the
+// members of `json_line` after status, index and event.
+int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& body,
+                      const std::string& what, const char* hint, const Args& args,
+                      const Json& json_line, const std::string& text_suffix);
 
 // The size of the newest checkpoint, for messages ("unknown" when unreadable).
 std::string newest_size_text(const Ledger& ledger);

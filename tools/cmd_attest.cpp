@@ -1,0 +1,152 @@
+// evledger attest — sign and append a community attestation about an observed run.
+#include <cstdio>
+#include <string>
+
+#include "events/jcs.h"
+#include "events/utf8.h"
+#include "keys/signer.h"
+#include "tools/commands.h"
+#include "tools/ledger_cli.h"
+
+namespace evl::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: evledger attest --ledger DIR --key FILE --target RUN\n"
+    "                       --type reproduced|could_not_reproduce|environment_note|\n"
+    "                              regression_observed\n"
+    "                       --text TEXT [--evidence-url https://...] [--observed-ns N]\n"
+    "                       [--environment TEXT] [--log-key FILE] [--json]\n"
+    "\n"
+    "Appends an attestation about the observed run RUN (its manifest digest, sha256:<64 hex>),\n"
+    "signed by --key: any key the ledger has granted may attest. Attestations are shown with\n"
+    "the run (replications and notes) but never change its evidence level; only controlled\n"
+    "reruns do.\n"
+    "\n"
+    "--text           what was seen, at most 2000 characters (Unicode code points)\n"
+    "--evidence-url   where the evidence lives: an https:// URL, at most 2000 characters\n"
+    "--observed-ns    the latency you measured, in whole nanoseconds (at least 1)\n"
+    "--environment    a one-line summary of your GPU, driver and toolkit\n"
+    "--json           print {\"status\",\"index\",\"event\",\"target\",\"type\"} as one JSON line\n"
+    "Writers sign the commit's checkpoint with --log-key (default DIR/keys/log.key).\n"
+    "\n"
+    "Exit status: 0 appended; 1 the ledger's key policy refused it; 2 usage, including any\n"
+    "argument that breaks a rule above (checked before anything is signed); 3 a file or the\n"
+    "ledger cannot be read.\n";
+
+constexpr const char* kAttestorHint =
+    "any key the ledger has granted may attest; an admin grants one with "
+    "'evledger key grant --role attestor'";
+
+constexpr size_t kMaxUrlChars = 2000;  // the KernelIndex schemas' limit for a URI
+
+
+// Event text must be UTF-8 without NUL bytes (the decoder's rule for every Text field).
+Status check_text(const std::string& option, const std::string& value) {
+  if (value.find('\0') != std::string::npos || !is_valid_utf8(value)) {
+    return usage_error("--" + option + " is not valid UTF-8 text; write it in UTF-8");
+  }
+  return Status::ok();
+}
+
+// https://HOST[...]: the ledger checks the prefix; this also refuses what no browser opens.
+Status check_evidence_url(const std::string& url) {
+  constexpr std::string_view kScheme = "https://";
+  if (url.rfind(kScheme, 0) != 0) {
+    return usage_error("--evidence-url " + url +
+                       " must start with https:// (lowercase): evidence is fetched over TLS; "
+                       "publish it at an https address");
+  }
+  size_t host_end = url.find_first_of("/?#", kScheme.size());
+  if (host_end == kScheme.size()) {
+    return usage_error("--evidence-url " + url + " has no host after https://");
+  }
+  for (unsigned char c : url) {
+    if (c <= 0x20 || c == 0x7f) {
+      return usage_error("--evidence-url holds a space or control character; percent-encode "
+                         "it (%20)");
+    }
+  }
+  if (utf8_length(url) > kMaxUrlChars) {
+    return usage_error("--evidence-url has " + std::to_string(utf8_length(url)) +
+                       " characters; the limit is " + std::to_string(kMaxUrlChars) +
+                       ": link to a shorter address");
+  }
+  return Status::ok();
+}
+
+Result<Attestation> attestation_from(const Args& args) {
+  Attestation a;
+  auto target = digest_option(args, "target", "a run digest");
+  if (!target) return target.error();
+  a.target = *target;
+  auto type_name = args.require("type");
+  if (!type_name) return type_name.error();
+  auto type = parse_attestation_type(*type_name);
+  if (!type) {
+    return usage_error("--type " + *type_name +
+                       " is not an attestation type; types are reproduced, "
+                       "could_not_reproduce, environment_note, regression_observed");
+  }
+  a.type = *type;
+  auto text = args.require("text");
+  if (!text) return text.error();
+  EVL_RETURN_IF_ERROR(check_text("text", *text));
+  if (text->empty()) return usage_error("--text is empty; say what you saw");
+  if (utf8_length(*text) > kMaxAttestationText) {
+    return usage_error("--text has " + std::to_string(utf8_length(*text)) +
+                       " characters; an attestation's text is at most " +
+                       std::to_string(kMaxAttestationText) +
+                       ": shorten it and put the details behind --evidence-url");
+  }
+  a.text = *text;
+  a.evidence_url = args.get("evidence-url").value_or("");
+  if (args.has("evidence-url")) EVL_RETURN_IF_ERROR(check_evidence_url(a.evidence_url));
+  auto ns = args.get_u64("observed-ns", 0);
+  if (!ns) return ns.error();
+  if (args.has("observed-ns") && *ns == 0) {
+    return usage_error("--observed-ns must be at least 1 (whole nanoseconds); leave it out when "
+                       "you measured nothing");
+  }
+  a.observed_ns = *ns;
+  a.environment = args.get("environment").value_or("");
+  EVL_RETURN_IF_ERROR(check_text("environment", a.environment));
+  return a;
+}
+
+
+int run(const Args& args) {
+  if (!args.positional().empty()) {
+    return fail(usage_error("unexpected argument '" + args.positional()[0] +
+                            "'; quote --text when it holds spaces"));
+  }
+  auto attestation = attestation_from(args);
+  if (!attestation) return fail(attestation.error());
+  auto key = load_signer(args, "key");
+  if (!key) return fail(key.error());
+  auto ledger = open_ledger(args, true);
+  if (!ledger) return fail(ledger.error());
+  EventBody body;
+  body.author = key->public_key();
+  body.claimed_time_ms = now_ms();
+  body.payload = *attestation;
+  std::string type = attestation_type_name(attestation->type);
+  Json line = Json::object();
+  line.set("target", digest_text(attestation->target));
+  line.set("type", type);
+  return append_and_report(**ledger, *key, body,
+                           type + " attestation of " + digest_text(attestation->target),
+                           kAttestorHint, args, line, "");
+}
+
+}  // namespace
+
+int cmd_attest(const std::vector<std::string>& argv) {
+  return run_command(argv,
+                     {{"ledger"}, {"key"}, {"target"}, {"type"}, {"text"}, {"evidence-url"},
+                      {"observed-ns"}, {"environment"}, {"log-key"}, {"json", false}},
+                     kUsage, run);
+}
+
+}  // namespace evl::cli

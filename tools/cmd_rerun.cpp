@@ -1,0 +1,150 @@
+// evledger rerun — sign and append a controlled rerun of an observed run.
+#include <cstdio>
+#include <string>
+
+#include "events/jcs.h"
+#include "events/manifest_check.h"
+#include "keys/signer.h"
+#include "tools/commands.h"
+#include "tools/import_reader.h"
+#include "tools/ledger_cli.h"
+
+namespace evl::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: evledger rerun --ledger DIR --key FILE --target RUN [--cases FILE] [--log-key FILE]\n"
+    "                      [--json] MANIFEST\n"
+    "\n"
+    "Appends a controlled rerun of the observed run RUN (its manifest digest, sha256:<64 hex>),\n"
+    "signed by --key, which needs the runner role. The projections read the runner's owner and\n"
+    "host from its grant's scope entries owner:<id> and host:<id>: two confirming reruns count\n"
+    "as a replication only when both differ.\n"
+    "\n"
+    "MANIFEST is the rerun's own KernelIndex BenchmarkRun (a file or '-', JSON or YAML, one\n"
+    "document). It passes the checks 'evledger import' applies and has no spec.sourceNative:\n"
+    "a rerun is the runner's measurement, not a source's report. Its protocolDigest and\n"
+    "environmentDigest name the manifests the rerun followed; register any new one first with\n"
+    "'evledger import --key FILE' (a runner key may register manifests). The verdict is derived,\n"
+    "never asserted: refuted when the status is not passed, inconclusive on another GPU, else\n"
+    "by the ratio of the primary measurements (tolerance in the genesis).\n"
+    "\n"
+    "--cases FILE  per-case results: a JSON array (stored as RFC 8785 canonical JSON).\n"
+    "--json        print {\"status\",\"index\",\"event\",\"target\",\"run\"} as one JSON line.\n"
+    "Writers sign the commit's checkpoint with --log-key (default DIR/keys/log.key). The\n"
+    "target need not be in the ledger yet; the projections attach the rerun when it arrives.\n"
+    "\n"
+    "The event's claimed time is the manifest's spec.observedAt, so submitting the same rerun\n"
+    "again reports it already present.\n"
+    "\n"
+    "Exit status: 0 appended or already present; 1 the manifest, the cases or the ledger's\n"
+    "key policy refused it; 2 usage (a malformed --target); 3 a file or the ledger cannot be\n"
+    "read.\n";
+
+constexpr const char* kRunnerHint =
+    "a controlled rerun is signed by a key with the runner role; an admin grants one with "
+    "'evledger key grant --role runner --scope owner:ID --scope host:ID'";
+
+
+// The one BenchmarkRun of `path`, checked and canonicalized; kRejected with every problem.
+Result<CheckedManifest> read_rerun_manifest(const std::string& path) {
+  auto reader = ManifestReader::open(path);
+  if (!reader) return reader.error();
+  SourceDocument doc;
+  auto more = (*reader)->next(doc);
+  if (!more) return more.error();
+  if (!*more) return rejected(path + " holds no manifest; MANIFEST is one BenchmarkRun");
+  if (!doc.status) return doc.status.with_context(path);
+  SourceDocument extra;
+  auto again = (*reader)->next(extra);
+  if (!again) return again.error();
+  if (*again) {
+    return rejected(path + " holds more than one document; MANIFEST is the one BenchmarkRun of "
+                           "this rerun (import other manifests with 'evledger import')");
+  }
+  CheckedManifest checked = check_manifest(*doc.value, 1, doc.where);
+  if (!checked.ok()) {
+    std::string all;
+    for (const auto& p : checked.problems) all += (all.empty() ? "" : "\n") + p.message;
+    return rejected(all);
+  }
+  if (checked.use == ManifestUse::kObservation) {
+    return rejected(checked.label +
+                    ": spec.sourceNative is present [rerun-only]; a rerun's manifest is the "
+                    "runner's own measurement: remove spec.sourceNative (a result reported by "
+                    "source " + checked.source + " is imported with 'evledger import')");
+  }
+  if (checked.use != ManifestUse::kRerunOnly) {
+    return rejected(checked.label + ": is a " + checked.kind +
+                    " [rerun-only]; a rerun's manifest is a BenchmarkRun (register other "
+                    "manifests with 'evledger import')");
+  }
+  return checked;
+}
+
+// The canonical text of the --cases array, or "" without the option.
+Result<std::string> read_cases(const Args& args) {
+  auto path = args.get("cases");
+  if (!path) return std::string();
+  auto text = read_input(*path);
+  if (!text) return text.error();
+  auto value = parse_json(*text);
+  if (!value) return value.error().with_context("--cases " + *path);
+  if (!value->is_array()) {
+    return rejected("--cases " + *path + " holds a JSON " + json_type_name(value->type()) +
+                    "; per-case results are a JSON array, one element per case");
+  }
+  return jcs_serialize(*value);
+}
+
+
+int run(const Args& args) {
+  if (args.positional().size() != 1) {
+    return fail(usage_error("rerun takes one MANIFEST (a file or -)"));
+  }
+  auto target = digest_option(args, "target", "a run digest");
+  if (!target) return fail(target.error());
+  auto manifest = read_rerun_manifest(args.positional()[0]);
+  if (!manifest) return fail(manifest.error());
+  if (manifest->digest == *target) {
+    return fail(usage_error("--target is the rerun manifest's own digest; name the observed "
+                            "run that this rerun repeats"));
+  }
+  auto cases = read_cases(args);
+  if (!cases) return fail(cases.error());
+  size_t text_bytes = manifest->text.canonical.size() + manifest->text.metadata.size() +
+                      cases->size();
+  if (text_bytes > kMaxManifestTextBytes) {
+    return fail(rejected("the rerun's manifest and cases take " + std::to_string(text_bytes) +
+                         " bytes; an entry holds at most " +
+                         std::to_string(kMaxManifestTextBytes) +
+                         " of them: leave per-case detail out of --cases or shorten metadata"));
+  }
+  auto key = load_signer(args, "key");
+  if (!key) return fail(key.error());
+  auto ledger = open_ledger(args, true);
+  if (!ledger) return fail(ledger.error());
+
+  EventBody body;
+  body.author = key->public_key();
+  // The rerun's own observedAt, not the clock: submitting the same rerun twice is one event.
+  body.claimed_time_ms = manifest->observed_at_ms;
+  body.payload = Rerun{*target, manifest->text, *cases};
+  Json line = Json::object();
+  line.set("target", digest_text(*target));
+  line.set("run", digest_text(manifest->digest));
+  return append_and_report(**ledger, *key, body, "rerun of " + digest_text(*target),
+                           kRunnerHint, args, line,
+                           "; rerun manifest " + digest_text(manifest->digest));
+}
+
+}  // namespace
+
+int cmd_rerun(const std::vector<std::string>& argv) {
+  return run_command(argv,
+                     {{"ledger"}, {"key"}, {"target"}, {"cases"}, {"log-key"}, {"json", false}},
+                     kUsage, run);
+}
+
+}  // namespace evl::cli
