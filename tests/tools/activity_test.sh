@@ -9,28 +9,11 @@
 # https, an unknown type, a malformed slug or time): nothing is opened or signed then.
 set -uo pipefail
 E="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-failures=0
-passed=0
+source "$(dirname "$0")/testlib.sh"
 
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
 
 # expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks its exit code.
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else
-    bad "$what: exit $got, expected $want"; sed 's/^/  | /' "$T/err" >&2
-  fi
-}
 # contains FILE TEXT DESCRIPTION
-contains() {
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in output"; sed 's/^/  | /' "$1" >&2; fi
-}
 size_of() { "$E" log --ledger "$L" | wc -l; }
 # member NAME: the value of "NAME":"..." in a line of canonical JSON on standard input.
 member() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" | head -1; }
@@ -200,5 +183,4 @@ fi
 expect 0 "verify" -- "$E" verify --ledger "$L" --json
 contains "$T/out" '"ok":true' "verify passes after the activity"
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

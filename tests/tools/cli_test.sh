@@ -4,29 +4,11 @@
 set -uo pipefail
 E="$1"
 SRC="$2"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-failures=0
-passed=0
+source "$(dirname "$0")/testlib.sh"
 
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
 
 # expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks its exit code.
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else
-    bad "$what: exit $got, expected $want"; sed 's/^/  | /' "$T/err" >&2
-  fi
-}
 # contains FILE TEXT DESCRIPTION
-contains() {
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in output"; sed 's/^/  | /' "$1" >&2; fi
-}
-pubkey_hex() { cut -d+ -f3- "$1" | base64 -d | tail -c 32 | od -An -tx1 | tr -d ' \n'; }
 size_of() { "$E" log --ledger "$1" | wc -l; }
 
 L="$T/ledger"
@@ -136,5 +118,4 @@ if command -v mdb_dump >/dev/null; then
   contains "$T/err" "entry 2" "verify names the tampered index"
 fi
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -4,24 +4,7 @@
 # Usage: projections_cli_test.sh EVLEDGER_BINARY SOURCE_DIR
 set -uo pipefail
 E="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-failures=0
-passed=0
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else
-    bad "$what: exit $got, expected $want"; sed 's/^/  | /' "$T/err" >&2
-  fi
-}
-contains() {
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in output"; head -c 600 "$1" | sed 's/^/  | /' >&2; fi
-}
+source "$(dirname "$0")/testlib.sh"
 
 L="$T/ledger"
 "$E" init --ledger "$L" --origin proj.evledger.invalid/log >/dev/null 2>&1 || bad "init"
@@ -63,5 +46,4 @@ expect 0 "rebuild" -- "$E" rebuild --ledger "$L" --json
 contains "$T/out" '"identical":true' "a rebuild equals the incremental projections"
 expect 0 "verify" -- "$E" verify --ledger "$L"
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

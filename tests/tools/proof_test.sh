@@ -6,29 +6,11 @@
 set -uo pipefail
 E="$1"
 SRC="$2"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-failures=0
-passed=0
+source "$(dirname "$0")/testlib.sh"
 
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
 
 # expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks its exit code.
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else
-    bad "$what: exit $got, expected $want"; sed 's/^/  | /' "$T/err" >&2
-  fi
-}
 # contains FILE TEXT DESCRIPTION
-contains() {
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in output"; sed 's/^/  | /' "$1" >&2; fi
-}
-pubkey_hex() { cut -d+ -f3- "$1" | base64 -d | tail -c 32 | od -An -tx1 | tr -d ' \n'; }
 size_of() { "$E" log --ledger "$1" | wc -l; }
 # The RFC 6962 leaf hash of an entry file, SHA-256(0x00 || entry), as hex.
 leaf_hex() { { printf '\000'; cat "$1"; } | sha256sum | cut -d' ' -f1; }
@@ -211,5 +193,4 @@ expect 3 "verify a missing proof file" -- "$E" proof verify --vkey "$VK" --proof
 expect 3 "verify with a missing entry file" -- "$E" proof verify --vkey "$VK" --proof "$T/p2.tlog-proof" --entry "$T/missing"
 expect 3 "inclusion from a missing ledger" -- "$E" proof inclusion --ledger "$T/none" --index 0
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

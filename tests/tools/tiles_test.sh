@@ -9,34 +9,17 @@ set -uo pipefail
 E="$1"
 SRC="$2"
 CLIENT="$SRC/tests/tools/tlog_client.py"
-T=$(mktemp -d)
+source "$(dirname "$0")/testlib.sh"
 NGINX_PID=""
 cleanup() {
   if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null; wait "$NGINX_PID" 2>/dev/null; fi
   rm -rf "$T"
 }
 trap cleanup EXIT
-failures=0
-passed=0
 
-ok() { passed=$((passed + 1)); }
-bad() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
 
 # expect CODE DESCRIPTION -- COMMAND...: runs COMMAND, checks its exit code.
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else
-    bad "$what: exit $got, expected $want"; sed 's/^/  | /' "$T/out" "$T/err" >&2
-  fi
-}
 # contains FILE TEXT DESCRIPTION
-contains() {
-  if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in output"; sed 's/^/  | /' "$1" >&2; fi
-}
-pubkey_hex() { cut -d+ -f3- "$1" | base64 -d | tail -c 32 | od -An -tx1 | tr -d ' \n'; }
 # stamp FILE: inode and modification time, to show a file was not rewritten or touched.
 stamp() { stat -c '%i %Y.%y %Z' "$1"; }
 flip_byte() {  # flip_byte FILE OFFSET
@@ -192,5 +175,4 @@ else
   echo "note: nginx is not installed; skipped the HTTP part (tools/scripts/install-deps.sh installs it)" >&2
 fi
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
