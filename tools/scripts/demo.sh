@@ -32,7 +32,7 @@ step "make publisher keys and grant them roles (signed by the admin)"
 "$E" key grant --ledger "$L" --key "$K/importer.key.vkey" --role importer \
   --scope sol-execbench --signer "$K/admin.key"
 "$E" key grant --ledger "$L" --key "$K/runner.key.vkey" --role runner \
-  --scope host-demo-1 --scope owner-demo --signer "$K/admin.key"
+  --scope host:demo-1 --scope owner:lab-a --signer "$K/admin.key"
 "$E" key grant --ledger "$L" --key "$K/attestor.key.vkey" --role attestor --signer "$K/admin.key"
 
 step "import a synthetic SOL-ExecBench-style catalog (evledger gen | evledger import)"
@@ -40,6 +40,32 @@ step "import a synthetic SOL-ExecBench-style catalog (evledger gen | evledger im
 "$E" import --ledger "$L" --key "$K/importer.key" "$work/catalog.jsonl"
 echo "importing the same catalog again changes nothing:"
 "$E" import --ledger "$L" --key "$K/importer.key" "$work/catalog.jsonl"
+seeds="$root/../shared/fixtures/seeds"
+if ls "$seeds"/*.manifests.json >/dev/null 2>&1; then
+  echo "the two KernelIndex seed runs (from ../shared):"
+  "$E" import --ledger "$L" --key "$K/importer.key" "$seeds"/*.manifests.json
+fi
+
+step "controlled reruns, attestations and corrections (evledger gen --activity)"
+"$E" key new runner2@kernelindex --out "$K/runner2.key" >/dev/null
+"$E" key new curator@kernelindex --out "$K/curator.key" >/dev/null
+"$E" key grant --ledger "$L" --key "$K/runner2.key.vkey" --role runner \
+  --scope host:demo-2 --scope owner:lab-b --signer "$K/admin.key" >/dev/null
+"$E" key grant --ledger "$L" --key "$K/curator.key.vkey" --role curator --signer "$K/admin.key" >/dev/null
+"$E" gen --activity 400 --seed 7 --ledger "$L" --runner-key "$K/runner.key" \
+  --runner-key "$K/runner2.key" --attestor-key "$K/attestor.key" --curator-key "$K/curator.key"
+
+step "rankings: the leaders of a few comparison groups, and the runs of the largest group"
+"$E" groups --ledger "$L" --json > "$work/groups.jsonl"
+"$E" groups --ledger "$L" > "$work/groups.txt"
+head -5 "$work/groups.txt"
+big=$(sed 's/.*"group":"\(sha256:[0-9a-f]*\)".*"size":\([0-9]*\).*/\2 \1/' "$work/groups.jsonl" \
+  | sort -n | tail -1 | cut -d' ' -f2)
+"$E" runs --ledger "$L" --group "$big" > "$work/runs.txt"
+head -8 "$work/runs.txt"
+echo "leadership changes:"
+"$E" leaders --ledger "$L" > "$work/leaders.txt"
+tail -5 "$work/leaders.txt"
 
 step "an attestation, encoded by the standard capnp tool and signed by evledger"
 "$E" log --ledger "$L" --json > "$work/log.jsonl"
@@ -82,6 +108,14 @@ step "the last entries of the log"
 
 step "the attestation, decoded"
 "$E" get --ledger "$L" "$last"
+
+step "one run as a reader sees it (evledger show), with a citation anyone can verify"
+"$E" runs --ledger "$L" --group "$big" --json > "$work/runs.jsonl"
+leader=$(head -1 "$work/runs.jsonl" | sed 's/.*"run":"\(sha256:[0-9a-f]*\)".*/\1/')
+"$E" show --ledger "$L" "$leader"
+
+step "the projections rebuilt from the log give the same digest"
+"$E" rebuild --ledger "$L"
 
 step "the attestation decoded by the standard capnp tool, with no evledger code"
 "$E" get --ledger "$L" "$last" --raw | capnp convert canonical:text "$root/events/event.capnp" SignedEvent | cut -c1-160
