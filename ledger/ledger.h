@@ -85,6 +85,10 @@ class Ledger {
   // A copy of the key state at the current size.
   virtual KeyPolicy policy() const = 0;
 
+  // Drops the pages of LMDB's read-only map from this process (they stay in the page cache
+  // and fault back in when read). Long scans call it to keep their resident size flat.
+  virtual void release_mapped_pages() const = 0;
+
   // --- the RFC 6962 tree over the entries, maintained in the append transaction ---
 
   // The tree hash of the first `size` entries (size <= size()).

@@ -81,6 +81,20 @@ class Txn {
     return view(v);
   }
 
+  // Puts with MDB_NOOVERWRITE in one descent of the tree: on MDB_KEYEXIST, `existing` views the
+  // value already there (valid until the next write in this transaction).
+  int put_new(MDB_dbi dbi, ByteView key, ByteView value, ByteView* existing) {
+    MDB_val k = val(key), v = val(value);
+    int rc = mdb_put(txn_, dbi, &k, &v, MDB_NOOVERWRITE);
+    if (rc == MDB_KEYEXIST && existing != nullptr) *existing = view(v);
+    return rc;
+  }
+
+  int del(MDB_dbi dbi, ByteView key) {
+    MDB_val k = val(key);
+    return mdb_del(txn_, dbi, &k, nullptr);
+  }
+
   // Returns the raw LMDB code so that the caller can tell MDB_KEYEXIST and MDB_MAP_FULL apart.
   int put(MDB_dbi dbi, ByteView key, ByteView value, unsigned flags) {
     MDB_val k = val(key), v = val(value);

@@ -566,20 +566,31 @@ TEST_CASE("the audit catches tampered tree hashes, checkpoints, truncation and r
     CHECK_THAT(report.status.message(), Catch::Contains("is not this log's key"));
   }
   SECTION("an entry by a revoked key swapped in") {
-    // Revoke the attestor in a copy of history, then splice the attestor's later event into
-    // the original: its signature is valid but policy at that position refuses it.
+    // A second ledger where the attestor is retired at index 5; its attestation, validly
+    // signed, is then spliced in at index 8, after the revocation.
     TempDir other;
-    Bytes late;
     {
       auto ledger = open_ledger(other);
       append_prologue(*ledger, cast);
       REQUIRE(append_one(*ledger, test::signed_entry(cast.admin, test::revoke_body(cast.admin, cast.attestor.public_key(), RevokeReason::kRetired))).status.is_ok());
+      for (int i = 0; i < 5; ++i) {
+        REQUIRE(append_one(*ledger, test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", std::to_string(i)))).status.is_ok());
+      }
     }
-    late = test::signed_entry(cast.importer, test::observation_body(cast.importer, "flashinfer", "x"));
-    with_raw_lmdb(dir, "entries", [&](MDB_txn* txn, MDB_dbi dbi) { write_raw(txn, dbi, 8, late); });
-    auto report = audit_ledger(*open_read_only(dir));
+    Bytes late = test::signed_entry(cast.attestor, test::attestation_body(cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "after my revocation"));
+    with_raw_lmdb(other, "entries", [&](MDB_txn* txn, MDB_dbi dbi) { write_raw(txn, dbi, 8, late); });
+    with_raw_lmdb(other, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
+      Digest id = event_id(decode_entry(late).value().body);
+      auto index = u64_be(8);
+      MDB_val k{id.size(), id.data()}, v{8, index.data()};
+      REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+    });
+    auto report = audit_ledger(*open_read_only(other));
     REQUIRE(report.failed_index);
     CHECK(*report.failed_index == 8);
+    CHECK(report.status.code() == Code::kRejected);
+    CHECK_THAT(report.status.message(), Catch::Contains("attestor.example.org") &&
+                                            Catch::Contains("was revoked at index 5"));
   }
   SECTION("an untouched ledger passes, and so does its saved checkpoint") {
     AuditOptions options;
