@@ -15,7 +15,7 @@ namespace {
 
 constexpr size_t kAuditChunk = 4096;
 constexpr size_t kVoidExamples = 10;
-constexpr size_t kHashWindow = 65536;  // stored hashes a ledger source reads at a time
+constexpr size_t kHashWindow = 4096;  // stored hashes a ledger source reads at a time
 
 // The compact range of the entries seen so far: it yields Go tlog's stored nodes in order and
 // the root at any size, in O(log n) memory.
@@ -96,6 +96,7 @@ class LedgerSource final : public AuditSource {
             window_.push_back(h);
             return Status::ok();
           });
+      ledger_.release_mapped_pages();  // tree pages sit among entry pages: drop them
       // The last window ends early: the tree is shorter than the window, which is fine as
       // long as this node is there.
       if (window_.empty()) return read.is_ok() ? corrupt("tree node missing") : read;
