@@ -1,5 +1,6 @@
 #include "ledger/audit.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -58,8 +59,9 @@ class CompactRange {
 struct CheckedChunk {
   uint64_t from = 0;
   std::vector<Bytes> bytes;
-  std::vector<Result<CheckedEntry>> entries;
+  std::vector<Result<CheckedEntry>> entries;  // stateless checks, and the id record's check
   std::vector<std::string> subjects;
+  std::vector<Hash> leaves;
   Status status;  // a read failure
 };
 
@@ -143,7 +145,7 @@ class LedgerSource final : public AuditSource {
  private:
   static constexpr uint64_t kReleaseEvery = 256;
   const Ledger& ledger_;
-  mutable uint64_t id_lookups_ = 0;
+  mutable std::atomic<uint64_t> id_lookups_{0};
   std::vector<Hash> window_;
   uint64_t window_from_ = 0;
 };
@@ -279,15 +281,27 @@ CheckedChunk Auditor::check_chunk(uint64_t from, uint64_t to) {
   }
   chunk.entries.assign(chunk.bytes.size(), rejected("unchecked"));
   chunk.subjects.resize(chunk.bytes.size());
+  chunk.leaves.resize(chunk.bytes.size());
+  // Everything that needs no replayed state runs here, on all cores: the entry's own checks,
+  // its id record, its leaf hash.
   pool_.parallel_for(chunk.bytes.size(), [&](size_t i) {
     chunk.entries[i] = check_entry(chunk.bytes[i]);
     if (!chunk.entries[i]) return;
     auto subject = scope_subject(chunk.entries[i]->body);
-    if (subject) {
-      chunk.subjects[i] = std::move(*subject);
-    } else {
+    if (!subject) {
       chunk.entries[i] = subject.error();
+      return;
     }
+    chunk.subjects[i] = std::move(*subject);
+    if (Status texts = check_manifest_texts(chunk.entries[i]->body); !texts) {
+      chunk.entries[i] = texts;
+      return;
+    }
+    if (Status id = source_.check_id(chunk.entries[i]->id, from + i); !id) {
+      chunk.entries[i] = id;
+      return;
+    }
+    chunk.leaves[i] = leaf_hash(chunk.bytes[i]);
   });
   return chunk;
 }
@@ -337,13 +351,14 @@ Status Auditor::process(CheckedChunk& chunk) {
   for (size_t i = 0; i < chunk.bytes.size(); ++i) {
     const uint64_t index = chunk.from + i;
     auto& entry = chunk.entries[i];
-    if (!entry) return fail_at(index, corrupt(entry.error().message()));
-    Status s = source_.check_id(entry->id, index);
-    if (!s) return fail_at(index, s);
-    s = policy_.check(index, entry->body, chunk.subjects[i]);
+    if (!entry) {
+      Status e = entry.error();
+      return fail_at(index, e.code() == Code::kRejected ? corrupt(e.message()) : e);
+    }
+    Status s = policy_.check(index, entry->body, chunk.subjects[i]);
     if (!s) return fail_at(index, rejected(s.message()));
     policy_.apply(index, entry->body);
-    s = tree_.append(leaf_hash(chunk.bytes[i]), [&](int level, uint64_t n, const Hash& h) {
+    s = tree_.append(chunk.leaves[i], [&](int level, uint64_t n, const Hash& h) {
       report_.tree_nodes++;
       return source_.check_node(level, n, h, size_);
     });

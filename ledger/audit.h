@@ -1,7 +1,7 @@
 // ledger/audit.h — re-checking a whole log from its stored bytes, wherever it is kept.
 //
 // The audit trusts nothing but the entries and the log key: for every index it checks the
-// canonical envelope and body, the event id (and the id index, for a ledger directory), every
+// canonical envelope and body, that carried manifests are RFC 8785 canonical, the event id (and the id index, for a ledger directory), every
 // DSSE signature (in parallel), and that the signer held the needed role at that position
 // (replaying key policy from the genesis). It recomputes the RFC 6962 tree, compares every
 // stored tree node the source keeps, checks every stored checkpoint's signature and root (so
@@ -55,6 +55,7 @@ class AuditSource {
                                           uint64_t size) = 0;
 
   // Checks the source's id index for the event at `index` (a ledger directory; others: ok).
+  // Called from several threads at once.
   [[nodiscard]] virtual Status check_id(const Digest& id, uint64_t index) const = 0;
 
   // Whole-source checks once the `size` entries were read (e.g. no extra entries or ids).
