@@ -35,4 +35,13 @@ std::string jcs_number(double value);
 // True when key a sorts before key b in JCS order (UTF-16 code units); both valid UTF-8.
 bool jcs_key_less(std::string_view a, std::string_view b);
 
+// Checks, in one pass over the bytes and without building a tree, that text is already the
+// RFC 8785 canonical form of a JSON value: ok exactly when jcs_canonicalize(text, limits)
+// succeeds and returns text unchanged. Otherwise kRejected with "byte offset N: <what is wrong>
+// (<rule>); <how to fix it>", e.g. whitespace, an unsorted or duplicate key, a non-minimal
+// string escape, a non-canonical number spelling (1.0, 1E21, -0), invalid UTF-8, a lone
+// surrogate, nesting deeper than limits.max_depth, text after the value. Does not allocate
+// for valid input nested at most 64 deep (only error messages allocate).
+Status jcs_check_canonical(std::string_view text, const JsonLimits& limits = {});
+
 }  // namespace evl

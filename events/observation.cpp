@@ -41,11 +41,11 @@ const ManifestText* registered_manifest(const EventBody& body) {
 namespace {
 
 Status check_canonical(const std::string& text, const std::string& what) {
-  auto canonical = jcs_canonicalize(text);
-  if (!canonical) return canonical.error().with_context(what);
-  if (*canonical != text) {
+  Status canonical = jcs_check_canonical(text);
+  if (!canonical.is_ok()) {
     return rejected(what + " is not RFC 8785 canonical JSON (keys sorted by UTF-16 code units, "
-                    "no whitespace, ECMAScript numbers); evledger import canonicalizes manifests");
+                    "no whitespace, ECMAScript numbers); evledger import canonicalizes manifests: " +
+                    canonical.message());
   }
   return Status::ok();
 }
