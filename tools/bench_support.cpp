@@ -34,7 +34,7 @@ std::string scratch_dir(const Args& args, const std::string& name) {
 }
 
 Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
-                                const Bytes& importer_seed) {
+                                const Bytes& importer_seed, std::shared_ptr<AppendHook> hook) {
   auto admin = SecretKey::generate("bench/admin");
   auto log_key = SecretKey::generate("bench.evledger.invalid/log");
   auto importer = importer_seed.empty() ? SecretKey::generate("bench/importer")
@@ -44,6 +44,7 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
   options.dir = dir;
   options.create = true;
   options.maintain_tree = maintain_tree;
+  options.hook = std::move(hook);
   options.log_key = std::make_shared<const SecretKey>(std::move(log_key.value()));
   auto ledger = Ledger::open(options);
   if (!ledger) return ledger.error();
@@ -53,7 +54,8 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
                             {{admin->public_key(), admin->name()}}, 50};
   EventBody grant;
   grant.author = admin->public_key();
-  grant.payload = KeyGrant{{importer->public_key(), importer->name()}, {Role::kImporter}, {}};
+  grant.payload = KeyGrant{{importer->public_key(), importer->name()}, {Role::kImporter},
+                           {"sol-execbench"}};
   std::vector<Bytes> setup{sign_event(*admin, genesis).value(), sign_event(*admin, grant).value()};
   for (const auto& o : (*ledger)->append(setup)) {
     if (!o.status) return o.status;

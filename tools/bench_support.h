@@ -35,8 +35,11 @@ struct BenchLedger {
 // A fresh ledger in `dir` with a genesis and one importer key, as a publisher would have. The
 // importer's key comes from `importer_seed` (32 bytes) when given, so two ledgers can take the
 // same entries.
+// The importer's scope is {"sol-execbench"} (the generated catalogs' source); `hook` keeps
+// state (the projections) in the append transactions when given.
 Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree = true,
-                                const Bytes& importer_seed = {});
+                                const Bytes& importer_seed = {},
+                                std::shared_ptr<AppendHook> hook = nullptr);
 
 // A signed manifest event of exactly kEntryBytes bytes (a BenchmarkRun manifest with padding),
 // distinct for every n.

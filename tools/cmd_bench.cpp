@@ -20,6 +20,7 @@ namespace bench {
 int bench_verify(const Args& args);
 int bench_audit_memory(const Args& args);
 int bench_export(const Args& args);
+int bench_import(const Args& args);
 }  // namespace bench
 
 namespace {
@@ -30,6 +31,7 @@ constexpr const char* kUsage =
     "usage: evledger bench append [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
     "       evledger bench verify [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
     "       evledger bench export [--json] [--entries N] [--dir DIR]\n"
+    "       evledger bench import [--json] [--entries RUNS] [--dir DIR]\n"
     "       evledger bench memory --entries M [--keep DIR] [--dir DIR]\n"
     "       evledger bench audit-memory --ledger DIR\n"
     "\n"
@@ -47,6 +49,8 @@ constexpr const char* kUsage =
     "        processes, the peak memory of auditing a ledger of M entries (default 10^6).\n"
     "export  a full C2SP tile export of a ledger of N entries (default 200,000), then an\n"
     "        incremental one after 1% more.\n"
+    "import  imports a generated catalog of RUNS runs (default 10,000: about 20,500\n"
+    "        manifests) end to end with projections, then rebuilds the projections.\n"
     "memory  appends M entries to a fresh ledger and prints memory at 10^5, 10^6, ... entries;\n"
     "        --keep DIR leaves the ledger in DIR.\n"
     "audit-memory  audits the ledger in DIR and prints the audit's peak memory.\n"
@@ -234,6 +238,7 @@ int run(const Args& args) {
   if (which == "verify") return bench_verify(args);
   if (which == "memory") return bench_memory(args);
   if (which == "export") return bench_export(args);
+  if (which == "import") return bench_import(args);
   if (which == "audit-memory") return bench_audit_memory(args);
   return fail(usage_error("unknown bench '" + which + "'; see --help"));
 }
