@@ -460,8 +460,35 @@ std::optional<AttestationType> parse_attestation_type(std::string_view name) {
 }
 const char* event_kind_name(EventKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
 
+namespace {
+
+// Words for a builder's first segment: enough for `bytes` of texts plus the structs, so that
+// one right-sized allocation replaces MallocMessageBuilder's default 8 KiB zeroed segment.
+unsigned first_segment_words(size_t bytes) { return static_cast<unsigned>(bytes / 8 + 64); }
+
+size_t payload_text_bytes(const EventBody& body) {
+  size_t n = 0;
+  auto add = [&](const ManifestText& m) { n += m.canonical.size() + m.metadata.size(); };
+  if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) add(m->manifest);
+  if (const auto* o = std::get_if<Observation>(&body.payload)) add(o->manifest);
+  if (const auto* r = std::get_if<Rerun>(&body.payload)) {
+    add(r->run);
+    n += r->cases.size();
+  }
+  if (const auto* a = std::get_if<Attestation>(&body.payload)) {
+    n += a->text.size() + a->evidence_url.size() + a->environment.size();
+  }
+  if (const auto* g = std::get_if<Genesis>(&body.payload)) n += 64 * g->admins.size();
+  if (const auto* g = std::get_if<KeyGrant>(&body.payload)) {
+    for (const auto& sc : g->scope) n += sc.size() + 8;
+  }
+  return n;
+}
+
+}  // namespace
+
 Bytes encode_body(const EventBody& body) {
-  capnp::MallocMessageBuilder message;
+  capnp::MallocMessageBuilder message(first_segment_words(payload_text_bytes(body) + 256));
   auto b = message.initRoot<s::EventBody>();
   b.setSchemaVersion(body.schema_version);
   b.setAuthor(kj_bytes(body.author));
@@ -471,7 +498,8 @@ Bytes encode_body(const EventBody& body) {
 }
 
 Bytes encode_entry(const SignedEvent& entry) {
-  capnp::MallocMessageBuilder message;
+  capnp::MallocMessageBuilder message(
+      first_segment_words(entry.body.size() + entry.signatures.size() * 112));
   auto b = message.initRoot<s::SignedEvent>();
   if (!entry.body.empty()) b.setBody(kj_bytes(entry.body));
   if (!entry.signatures.empty()) {
