@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "events/json.h"
+#include "tools/yaml_json.h"
 #include "events/sha256.h"
 #include "events/status.h"
 #include "keys/key.h"
@@ -107,10 +108,6 @@ class ManifestReader {
   explicit ManifestReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// Converts a text of YAML documents to JSON values, as ManifestReader does for one document
-// (for tests and tools). kRejected with "line L, column C: ..." for the first problem.
-Result<std::vector<Json>> yaml_to_json(const std::string& text);
 
 // ---- the import pipeline -------------------------------------------------------------------
 
