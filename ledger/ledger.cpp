@@ -136,6 +136,8 @@ class LedgerImpl final : public Ledger {
                      std::optional<KeyPolicy>& changed, uint64_t& next, int& rc);
   Status grow_map();
   EntryScanner scanner(lmdb::Txn& txn) const;
+  // The number of entries a transaction sees (the cursor is closed before it returns).
+  Result<uint64_t> log_size(const lmdb::Txn& txn) const;
   void trim_map(uint64_t appended_bytes);
   void release_mapped_pages() const override;
 
@@ -786,6 +788,16 @@ Result<VerifierKey> LedgerImpl::log_verifier() const {
   return VerifierKey::of(keys.genesis()->origin, keys.genesis()->log_key);
 }
 
+Result<uint64_t> LedgerImpl::log_size(const lmdb::Txn& txn) const {
+  auto cursor = lmdb::Cursor::open(txn, entries_);
+  if (!cursor) return cursor.error();
+  MDB_val k, v;
+  int rc = (*cursor)->get(k, v, MDB_LAST);
+  if (rc == MDB_NOTFOUND) return uint64_t{0};
+  if (rc != 0) return lmdb::error(rc, "cannot read the last entry");
+  return get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1;
+}
+
 EntryScanner LedgerImpl::scanner(lmdb::Txn& txn) const {
   return [this, &txn](uint64_t from, uint64_t to,
                       const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
@@ -802,13 +814,9 @@ Status LedgerImpl::read_state(
     const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
     lmdb::TxnKeyValueStore state(txn, state_, false);
-    auto cursor = lmdb::Cursor::open(txn, entries_);
-    if (!cursor) return cursor.error();
-    MDB_val k, v;
-    uint64_t size = (*cursor)->get(k, v, MDB_LAST) == 0
-                        ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1
-                        : 0;
-    return fn(state, size);
+    auto size = log_size(txn);
+    if (!size) return size.error();
+    return fn(state, *size);
   });
 }
 
@@ -825,17 +833,12 @@ Status LedgerImpl::rebuild_state() {
       rc = mdb_drop(txn->get(), state_, 0);
       if (rc != 0) return lmdb::error(rc, "cannot empty the projections");
       // The log as this transaction sees it (the writer thread may publish its size late).
-      auto cursor = lmdb::Cursor::open(*txn, entries_);
-      if (!cursor) return cursor.error();
-      MDB_val k, v;
-      uint64_t size = (*cursor)->get(k, v, MDB_LAST) == 0
-                          ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1
-                          : 0;
-      cursor->reset();
+      auto size = log_size(*txn);
+      if (!size) return size.error();
       KeyPolicy keys = policy();  // the hook derives key state from the entries it scans
       lmdb::TxnKeyValueStore state(*txn, state_, true);
       AppendContext context{state, keys, scanner(*txn)};
-      status = hook_->rebuild(context, size);
+      status = hook_->rebuild(context, *size);
       if (state.map_full()) rc = MDB_MAP_FULL;
       if (status) {
         rc = txn->commit_code();
