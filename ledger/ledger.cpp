@@ -20,6 +20,7 @@
 
 #include "events/observation.h"
 #include "keys/checkpoint.h"
+#include "ledger/internal/ledger_impl.h"
 #include "ledger/internal/lmdb.h"
 #include "ledger/internal/lmdb_kv.h"
 #include "ledger/internal/tree_store.h"
@@ -27,6 +28,7 @@
 
 namespace evl {
 
+namespace ledger_internal {
 namespace {
 
 // Entries verified together and handed to the writer as one unit. The writer merges units
@@ -44,139 +46,12 @@ constexpr std::string_view kFormatKey = "format";
 // file, because appending touches every page once.
 constexpr uint64_t kTrimMapEvery = 32ull << 20;
 
-struct Prepared {
-  Status status;        // stateless checks
-  CheckedEntry checked;
-  std::string subject;  // scope subject for policy
-  const Bytes* bytes = nullptr;
-  Hash leaf{};          // RFC 6962 leaf hash, computed here rather than in the single writer
-  std::optional<Digest> manifest;  // the manifest digest the event registers, if any
-};
-
-// One caller's chunk on its way through the writer.
-struct Pending {
-  std::vector<Prepared> items;
-  std::vector<AppendOutcome> outcomes;
-  std::promise<void> done;
-};
-
 bool is_key_event(EventKind kind) {
   return kind == EventKind::kGenesis || kind == EventKind::kKeyGrant ||
          kind == EventKind::kKeyRevoke;
 }
 
-class LedgerImpl final : public Ledger {
- public:
-  explicit LedgerImpl(const OpenOptions& options)
-      : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
-        log_key_(options.log_key), log_key_path_(options.log_key_path),
-        maintain_tree_(options.maintain_tree), hook_(options.hook),
-        pool_(options.verify_threads) {}
-
-  ~LedgerImpl() override {
-    if (writer_.joinable()) {
-      {
-        std::lock_guard lock(queue_mu_);
-        stop_ = true;
-      }
-      queue_cv_.notify_all();
-      writer_.join();
-    }
-    if (env_ != nullptr) mdb_env_close(env_);
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-  }
-
-  Status open(bool create);
-
-  std::vector<AppendOutcome> append(std::span<const Bytes> batch) override;
-  uint64_t size() const override { return size_.load(std::memory_order_acquire); }
-  const std::string& dir() const override { return dir_; }
-  Result<Bytes> entry(uint64_t index) const override;
-  Result<uint64_t> find(const Digest& id) const override;
-  Status scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const override;
-  Result<uint64_t> id_count() const override;
-  KeyPolicy policy() const override {
-    std::lock_guard lock(policy_mu_);
-    return policy_;
-  }
-  Result<Hash> root(uint64_t size) const override;
-  Result<std::vector<Hash>> inclusion_proof(uint64_t index, uint64_t size) const override;
-  Result<std::vector<Hash>> consistency_proof(uint64_t from, uint64_t to) const override;
-  Status read_tree(
-      const std::function<Status(const HashReader&, uint64_t)>& fn) const override;
-  Status scan_stored_hashes(
-      uint64_t from, uint64_t to,
-      const std::function<Status(uint64_t, const Hash&)>& visit) const override;
-  Result<std::string> checkpoint(std::optional<uint64_t> size) const override;
-  Status scan_checkpoints(
-      const std::function<Status(uint64_t, std::string_view)>& visit) const override;
-  Result<VerifierKey> log_verifier() const override;
-  Status read_state(
-      const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const override;
-  Status rebuild_state() override;
-
- private:
-  Status open_env(bool create);
-  Status check_format(bool create);
-  Status load_state();
-  Status load_log_key();
-  Status catch_up_tree();
-  // Rebuilds the hook's state when it does not cover the whole log.
-  Status catch_up_state();
-  // Signs and stores the checkpoint for a tree of `size` entries; refuses one that is not
-  // consistent with the last signed checkpoint.
-  Status store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
-                          std::optional<Checkpoint>& signed_out, int& rc);
-  void prepare(const Bytes& bytes, Prepared& out) const;
-  void writer_loop();
-  void commit_group(std::vector<std::shared_ptr<Pending>>& group);
-  // Stages the group in `txn`. A failed put leaves its raw LMDB code in `rc` (MDB_MAP_FULL
-  // is worth a retry after growing the map).
-  Status stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
-                     std::optional<KeyPolicy>& changed, uint64_t& next, int& rc);
-  Status grow_map();
-  EntryScanner scanner(lmdb::Txn& txn) const;
-  // The number of entries a transaction sees (the cursor is closed before it returns).
-  Result<uint64_t> log_size(const lmdb::Txn& txn) const;
-  void trim_map(uint64_t appended_bytes);
-  void release_mapped_pages() const override;
-
-  template <typename Fn>
-  auto with_read(Fn&& fn) const -> decltype(fn(std::declval<lmdb::Txn&>())) {
-    std::shared_lock lock(resize_mu_);
-    auto txn = lmdb::Txn::begin(env_, false);
-    if (!txn) return txn.error();
-    return fn(*txn);
-  }
-
-  std::string dir_;
-  bool read_only_;
-  uint64_t map_size_;
-  MDB_env* env_ = nullptr;
-  MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0, tree_ = 0, checkpoints_ = 0;
-  MDB_dbi state_ = 0;  // the hook's key/value state ("projections")
-  MDB_dbi manifests_ = 0;  // manifest digest -> index of its first registration
-  std::shared_ptr<const SecretKey> log_key_;  // writers only
-  std::string log_key_path_;
-  bool maintain_tree_;
-  std::shared_ptr<AppendHook> hook_;
-  std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
-  int lock_fd_ = -1;
-  std::atomic<uint64_t> size_{0};
-  uint64_t bytes_since_trim_ = 0;  // writer thread only
-
-  mutable std::shared_mutex resize_mu_;  // read transactions shared; map resizing exclusive
-  mutable std::mutex policy_mu_;
-  KeyPolicy policy_;  // written by the writer thread only, after a commit
-
-  ThreadPool pool_;
-
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<std::shared_ptr<Pending>> queue_;
-  bool stop_ = false;
-  std::thread writer_;
-};
+}  // namespace
 
 Status LedgerImpl::open(bool create) {
   std::error_code ec;
@@ -548,7 +423,7 @@ Status LedgerImpl::grow_map() {
   return Status::ok();
 }
 
-uint64_t appended_bytes(const std::vector<std::shared_ptr<Pending>>& group) {
+static uint64_t appended_bytes(const std::vector<std::shared_ptr<Pending>>& group) {
   uint64_t bytes = 0;
   for (const auto& pending : group) {
     for (size_t i = 0; i < pending->outcomes.size(); ++i) {
@@ -565,26 +440,6 @@ void LedgerImpl::trim_map(uint64_t appended) {
   release_mapped_pages();
 }
 
-void LedgerImpl::release_mapped_pages() const {
-  std::shared_lock lock(resize_mu_);  // the map must not move while we advise on it
-  // LMDB does not publish its map's address (me_mapaddr is only set for MDB_FIXEDMAP): find
-  // the mapping of data.mdb in /proc/self/maps.
-  std::error_code ec;
-  std::string data_file =
-      std::filesystem::canonical(std::filesystem::path(dir_) / "db" / "data.mdb", ec).string();
-  if (ec) return;
-  std::ifstream maps("/proc/self/maps");
-  for (std::string line; std::getline(maps, line);) {
-    if (line.size() < data_file.size() ||
-        line.compare(line.size() - data_file.size(), data_file.size(), data_file) != 0) {
-      continue;
-    }
-    uintptr_t begin = 0, end = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) == 2 && end > begin) {
-      ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    }
-  }
-}
 
 void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
   Status failure;
@@ -639,187 +494,6 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
   }
 }
 
-Result<Bytes> LedgerImpl::entry(uint64_t index) const {
-  return with_read([&](lmdb::Txn& txn) -> Result<Bytes> {
-    auto v = txn.get(entries_, u64_be(index));
-    if (!v) {
-      if (v.error().code() == Code::kNotFound) {
-        return not_found("no entry at index " + std::to_string(index) + " (the log has " +
-                         std::to_string(size()) + " entries)");
-      }
-      return v.error();
-    }
-    return Bytes(v->begin(), v->end());
-  });
-}
-
-Result<uint64_t> LedgerImpl::find(const Digest& id) const {
-  return with_read([&](lmdb::Txn& txn) -> Result<uint64_t> {
-    auto v = txn.get(ids_, ByteView(id));
-    if (!v) {
-      if (v.error().code() == Code::kNotFound) {
-        return not_found("no event " + digest_text(id) + " in this ledger");
-      }
-      return v.error();
-    }
-    if (v->size() != 8) return corrupt("id record of " + digest_text(id) + " is not 8 bytes");
-    return get_u64_be(v->data());
-  });
-}
-
-Status LedgerImpl::scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const {
-  return with_read([&](lmdb::Txn& txn) -> Status {
-    auto cursor = lmdb::Cursor::open(txn, entries_);
-    if (!cursor) return cursor.error();
-    auto start = u64_be(from);
-    MDB_val k = lmdb::val(ByteView(start)), v;
-    uint64_t expected = from;
-    for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
-         rc = (*cursor)->get(k, v, MDB_NEXT)) {
-      if (rc == MDB_NOTFOUND) {
-        return corrupt("entry " + std::to_string(expected) + " is missing: the log ends early");
-      }
-      if (rc != 0) return lmdb::error(rc, "cannot read entry " + std::to_string(expected));
-      uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
-      if (index != expected) {
-        return corrupt("entry " + std::to_string(expected) + " is missing: found key " +
-                       hex_encode(lmdb::view(k)) + " in its place");
-      }
-      EVL_RETURN_IF_ERROR(visit(index, lmdb::view(v)));
-      ++expected;
-    }
-    return Status::ok();
-  });
-}
-
-Result<Hash> LedgerImpl::root(uint64_t size) const {
-  return with_read([&](lmdb::Txn& txn) -> Result<Hash> {
-    return tree_hash(size, tree_store::TxnHashReader(txn, tree_));
-  });
-}
-
-Result<std::vector<Hash>> LedgerImpl::inclusion_proof(uint64_t index, uint64_t size) const {
-  return with_read([&](lmdb::Txn& txn) -> Result<std::vector<Hash>> {
-    return prove_record(size, index, tree_store::TxnHashReader(txn, tree_));
-  });
-}
-
-Result<std::vector<Hash>> LedgerImpl::consistency_proof(uint64_t from, uint64_t to) const {
-  return with_read([&](lmdb::Txn& txn) -> Result<std::vector<Hash>> {
-    return prove_tree(to, from, tree_store::TxnHashReader(txn, tree_));
-  });
-}
-
-Status LedgerImpl::read_tree(
-    const std::function<Status(const HashReader&, uint64_t)>& fn) const {
-  return with_read([&](lmdb::Txn& txn) -> Status {
-    auto size = tree_store::tree_size(txn, tree_);
-    if (!size) return size.error();
-    return fn(tree_store::TxnHashReader(txn, tree_), *size);
-  });
-}
-
-Status LedgerImpl::scan_stored_hashes(
-    uint64_t from, uint64_t to, const std::function<Status(uint64_t, const Hash&)>& visit) const {
-  return with_read([&](lmdb::Txn& txn) -> Status {
-    auto cursor = lmdb::Cursor::open(txn, tree_);
-    if (!cursor) return cursor.error();
-    auto start = u64_be(from);
-    MDB_val k = lmdb::val(ByteView(start)), v;
-    uint64_t expected = from;
-    for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
-         rc = (*cursor)->get(k, v, MDB_NEXT)) {
-      if (rc == MDB_NOTFOUND) {
-        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
-      }
-      if (rc != 0) return lmdb::error(rc, "cannot read the tree");
-      uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
-      if (index != expected) {
-        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
-      }
-      auto hash = parse_hash(lmdb::view(v), "stored tree hash " + std::to_string(index));
-      if (!hash) return corrupt(hash.error().message());
-      EVL_RETURN_IF_ERROR(visit(index, *hash));
-      ++expected;
-    }
-    return Status::ok();
-  });
-}
-
-Result<std::string> LedgerImpl::checkpoint(std::optional<uint64_t> size) const {
-  return with_read([&](lmdb::Txn& txn) -> Result<std::string> {
-    if (size) {
-      auto v = txn.get(checkpoints_, u64_be(*size));
-      if (!v) {
-        return not_found("no checkpoint was signed at size " + std::to_string(*size) +
-                         " (one is signed at the end of every commit)");
-      }
-      return std::string(as_chars(*v));
-    }
-    auto cursor = lmdb::Cursor::open(txn, checkpoints_);
-    if (!cursor) return cursor.error();
-    MDB_val k, v;
-    int rc = (*cursor)->get(k, v, MDB_LAST);
-    if (rc == MDB_NOTFOUND) return not_found("the ledger has no checkpoint yet");
-    if (rc != 0) return lmdb::error(rc, "cannot read the checkpoints");
-    return std::string(as_chars(lmdb::view(v)));
-  });
-}
-
-Status LedgerImpl::scan_checkpoints(
-    const std::function<Status(uint64_t, std::string_view)>& visit) const {
-  return with_read([&](lmdb::Txn& txn) -> Status {
-    auto cursor = lmdb::Cursor::open(txn, checkpoints_);
-    if (!cursor) return cursor.error();
-    MDB_val k, v;
-    int rc;
-    for (rc = (*cursor)->get(k, v, MDB_FIRST); rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
-      if (k.mv_size != 8) return corrupt("a checkpoint key is not 8 bytes");
-      EVL_RETURN_IF_ERROR(visit(get_u64_be(static_cast<const uint8_t*>(k.mv_data)),
-                                as_chars(lmdb::view(v))));
-    }
-    return rc == MDB_NOTFOUND ? Status::ok() : lmdb::error(rc, "cannot read the checkpoints");
-  });
-}
-
-Result<VerifierKey> LedgerImpl::log_verifier() const {
-  KeyPolicy keys = policy();
-  if (!keys.genesis()) return not_found("the ledger has no genesis yet");
-  return VerifierKey::of(keys.genesis()->origin, keys.genesis()->log_key);
-}
-
-Result<uint64_t> LedgerImpl::log_size(const lmdb::Txn& txn) const {
-  auto cursor = lmdb::Cursor::open(txn, entries_);
-  if (!cursor) return cursor.error();
-  MDB_val k, v;
-  int rc = (*cursor)->get(k, v, MDB_LAST);
-  if (rc == MDB_NOTFOUND) return uint64_t{0};
-  if (rc != 0) return lmdb::error(rc, "cannot read the last entry");
-  return get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1;
-}
-
-EntryScanner LedgerImpl::scanner(lmdb::Txn& txn) const {
-  return [this, &txn](uint64_t from, uint64_t to,
-                      const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
-    for (uint64_t i = from; i < to; ++i) {
-      auto v = txn.get(entries_, u64_be(i));
-      if (!v) return corrupt("entry " + std::to_string(i) + " is missing");
-      EVL_RETURN_IF_ERROR(visit(i, *v));
-    }
-    return Status::ok();
-  };
-}
-
-Status LedgerImpl::read_state(
-    const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const {
-  return with_read([&](lmdb::Txn& txn) -> Status {
-    lmdb::TxnKeyValueStore state(txn, state_, false);
-    auto size = log_size(txn);
-    if (!size) return size.error();
-    return fn(state, *size);
-  });
-}
-
 Status LedgerImpl::rebuild_state() {
   if (!hook_) return usage_error("this ledger was opened without projections to rebuild");
   if (read_only_) return usage_error("ledger " + dir_ + " is open read-only");
@@ -851,19 +525,10 @@ Status LedgerImpl::rebuild_state() {
   }
 }
 
-Result<uint64_t> LedgerImpl::id_count() const {
-  return with_read([&](lmdb::Txn& txn) -> Result<uint64_t> {
-    MDB_stat st;
-    int rc = mdb_stat(txn.get(), ids_, &st);
-    if (rc != 0) return lmdb::error(rc, "cannot read the ids database");
-    return static_cast<uint64_t>(st.ms_entries);
-  });
-}
-
-}  // namespace
+}  // namespace ledger_internal
 
 Result<std::unique_ptr<Ledger>> Ledger::open(const OpenOptions& options) {
-  auto ledger = std::make_unique<LedgerImpl>(options);
+  auto ledger = std::make_unique<ledger_internal::LedgerImpl>(options);
   EVL_RETURN_IF_ERROR(ledger->open(options.create));
   return std::unique_ptr<Ledger>(std::move(ledger));
 }

@@ -1,0 +1,156 @@
+// ledger/internal/ledger_impl.h — the LMDB implementation of Ledger, shared by ledger.cpp
+// (opening, the append pipeline, the writer, rebuilding state) and ledger_reads.cpp (reads).
+// Only those two files include it. Thread safety and lifetimes: as ledger/ledger.h says.
+#pragma once
+
+#include <lmdb.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "keys/checkpoint.h"
+#include "ledger/internal/lmdb.h"
+#include "ledger/ledger.h"
+#include "ledger/thread_pool.h"
+
+namespace evl::ledger_internal {
+
+struct Prepared {
+  Status status;        // stateless checks
+  CheckedEntry checked;
+  std::string subject;  // scope subject for policy
+  const Bytes* bytes = nullptr;
+  Hash leaf{};          // RFC 6962 leaf hash, computed here rather than in the single writer
+  std::optional<Digest> manifest;  // the manifest digest the event registers, if any
+};
+
+// One caller's chunk on its way through the writer.
+struct Pending {
+  std::vector<Prepared> items;
+  std::vector<AppendOutcome> outcomes;
+  std::promise<void> done;
+};
+
+class LedgerImpl final : public Ledger {
+ public:
+  explicit LedgerImpl(const OpenOptions& options)
+      : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
+        log_key_(options.log_key), log_key_path_(options.log_key_path),
+        maintain_tree_(options.maintain_tree), hook_(options.hook),
+        pool_(options.verify_threads) {}
+
+  ~LedgerImpl() override {
+    if (writer_.joinable()) {
+      {
+        std::lock_guard lock(queue_mu_);
+        stop_ = true;
+      }
+      queue_cv_.notify_all();
+      writer_.join();
+    }
+    if (env_ != nullptr) mdb_env_close(env_);
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+  }
+
+  Status open(bool create);
+
+  std::vector<AppendOutcome> append(std::span<const Bytes> batch) override;
+  uint64_t size() const override { return size_.load(std::memory_order_acquire); }
+  const std::string& dir() const override { return dir_; }
+  Result<Bytes> entry(uint64_t index) const override;
+  Result<uint64_t> find(const Digest& id) const override;
+  Status scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const override;
+  Result<uint64_t> id_count() const override;
+  KeyPolicy policy() const override {
+    std::lock_guard lock(policy_mu_);
+    return policy_;
+  }
+  Result<Hash> root(uint64_t size) const override;
+  Result<std::vector<Hash>> inclusion_proof(uint64_t index, uint64_t size) const override;
+  Result<std::vector<Hash>> consistency_proof(uint64_t from, uint64_t to) const override;
+  Status read_tree(
+      const std::function<Status(const HashReader&, uint64_t)>& fn) const override;
+  Status scan_stored_hashes(
+      uint64_t from, uint64_t to,
+      const std::function<Status(uint64_t, const Hash&)>& visit) const override;
+  Result<std::string> checkpoint(std::optional<uint64_t> size) const override;
+  Status scan_checkpoints(
+      const std::function<Status(uint64_t, std::string_view)>& visit) const override;
+  Result<VerifierKey> log_verifier() const override;
+  Status read_state(
+      const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const override;
+  Status rebuild_state() override;
+
+ private:
+  Status open_env(bool create);
+  Status check_format(bool create);
+  Status load_state();
+  Status load_log_key();
+  Status catch_up_tree();
+  // Rebuilds the hook's state when it does not cover the whole log.
+  Status catch_up_state();
+  // Signs and stores the checkpoint for a tree of `size` entries; refuses one that is not
+  // consistent with the last signed checkpoint.
+  Status store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
+                          std::optional<Checkpoint>& signed_out, int& rc);
+  void prepare(const Bytes& bytes, Prepared& out) const;
+  void writer_loop();
+  void commit_group(std::vector<std::shared_ptr<Pending>>& group);
+  // Stages the group in `txn`. A failed put leaves its raw LMDB code in `rc` (MDB_MAP_FULL
+  // is worth a retry after growing the map).
+  Status stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
+                     std::optional<KeyPolicy>& changed, uint64_t& next, int& rc);
+  Status grow_map();
+  EntryScanner scanner(lmdb::Txn& txn) const;
+  // The number of entries a transaction sees (the cursor is closed before it returns).
+  Result<uint64_t> log_size(const lmdb::Txn& txn) const;
+  void trim_map(uint64_t appended_bytes);
+  void release_mapped_pages() const override;
+
+  template <typename Fn>
+  auto with_read(Fn&& fn) const -> decltype(fn(std::declval<lmdb::Txn&>())) {
+    std::shared_lock lock(resize_mu_);
+    auto txn = lmdb::Txn::begin(env_, false);
+    if (!txn) return txn.error();
+    return fn(*txn);
+  }
+
+  std::string dir_;
+  bool read_only_;
+  uint64_t map_size_;
+  MDB_env* env_ = nullptr;
+  MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0, tree_ = 0, checkpoints_ = 0;
+  MDB_dbi state_ = 0;  // the hook's key/value state ("projections")
+  MDB_dbi manifests_ = 0;  // manifest digest -> index of its first registration
+  std::shared_ptr<const SecretKey> log_key_;  // writers only
+  std::string log_key_path_;
+  bool maintain_tree_;
+  std::shared_ptr<AppendHook> hook_;
+  std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
+  int lock_fd_ = -1;
+  std::atomic<uint64_t> size_{0};
+  uint64_t bytes_since_trim_ = 0;  // writer thread only
+
+  mutable std::shared_mutex resize_mu_;  // read transactions shared; map resizing exclusive
+  mutable std::mutex policy_mu_;
+  KeyPolicy policy_;  // written by the writer thread only, after a commit
+
+  ThreadPool pool_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<std::shared_ptr<Pending>> queue_;
+  bool stop_ = false;
+  std::thread writer_;
+};
+
+}  // namespace evl::ledger_internal

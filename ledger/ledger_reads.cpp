@@ -1,0 +1,224 @@
+#include "ledger/internal/ledger_impl.h"
+
+#include <sys/mman.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ledger/internal/lmdb_kv.h"
+#include "ledger/internal/tree_store.h"
+
+namespace evl::ledger_internal {
+
+Result<Bytes> LedgerImpl::entry(uint64_t index) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<Bytes> {
+    auto v = txn.get(entries_, u64_be(index));
+    if (!v) {
+      if (v.error().code() == Code::kNotFound) {
+        return not_found("no entry at index " + std::to_string(index) + " (the log has " +
+                         std::to_string(size()) + " entries)");
+      }
+      return v.error();
+    }
+    return Bytes(v->begin(), v->end());
+  });
+}
+
+Result<uint64_t> LedgerImpl::find(const Digest& id) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<uint64_t> {
+    auto v = txn.get(ids_, ByteView(id));
+    if (!v) {
+      if (v.error().code() == Code::kNotFound) {
+        return not_found("no event " + digest_text(id) + " in this ledger");
+      }
+      return v.error();
+    }
+    if (v->size() != 8) return corrupt("id record of " + digest_text(id) + " is not 8 bytes");
+    return get_u64_be(v->data());
+  });
+}
+
+Status LedgerImpl::scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto cursor = lmdb::Cursor::open(txn, entries_);
+    if (!cursor) return cursor.error();
+    auto start = u64_be(from);
+    MDB_val k = lmdb::val(ByteView(start)), v;
+    uint64_t expected = from;
+    for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
+         rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      if (rc == MDB_NOTFOUND) {
+        return corrupt("entry " + std::to_string(expected) + " is missing: the log ends early");
+      }
+      if (rc != 0) return lmdb::error(rc, "cannot read entry " + std::to_string(expected));
+      uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
+      if (index != expected) {
+        return corrupt("entry " + std::to_string(expected) + " is missing: found key " +
+                       hex_encode(lmdb::view(k)) + " in its place");
+      }
+      EVL_RETURN_IF_ERROR(visit(index, lmdb::view(v)));
+      ++expected;
+    }
+    return Status::ok();
+  });
+}
+
+Result<Hash> LedgerImpl::root(uint64_t size) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<Hash> {
+    return tree_hash(size, tree_store::TxnHashReader(txn, tree_));
+  });
+}
+
+Result<std::vector<Hash>> LedgerImpl::inclusion_proof(uint64_t index, uint64_t size) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<std::vector<Hash>> {
+    return prove_record(size, index, tree_store::TxnHashReader(txn, tree_));
+  });
+}
+
+Result<std::vector<Hash>> LedgerImpl::consistency_proof(uint64_t from, uint64_t to) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<std::vector<Hash>> {
+    return prove_tree(to, from, tree_store::TxnHashReader(txn, tree_));
+  });
+}
+
+Status LedgerImpl::read_tree(
+    const std::function<Status(const HashReader&, uint64_t)>& fn) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto size = tree_store::tree_size(txn, tree_);
+    if (!size) return size.error();
+    return fn(tree_store::TxnHashReader(txn, tree_), *size);
+  });
+}
+
+Status LedgerImpl::scan_stored_hashes(
+    uint64_t from, uint64_t to, const std::function<Status(uint64_t, const Hash&)>& visit) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto cursor = lmdb::Cursor::open(txn, tree_);
+    if (!cursor) return cursor.error();
+    auto start = u64_be(from);
+    MDB_val k = lmdb::val(ByteView(start)), v;
+    uint64_t expected = from;
+    for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
+         rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      if (rc == MDB_NOTFOUND) {
+        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
+      }
+      if (rc != 0) return lmdb::error(rc, "cannot read the tree");
+      uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
+      if (index != expected) {
+        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
+      }
+      auto hash = parse_hash(lmdb::view(v), "stored tree hash " + std::to_string(index));
+      if (!hash) return corrupt(hash.error().message());
+      EVL_RETURN_IF_ERROR(visit(index, *hash));
+      ++expected;
+    }
+    return Status::ok();
+  });
+}
+
+Result<std::string> LedgerImpl::checkpoint(std::optional<uint64_t> size) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<std::string> {
+    if (size) {
+      auto v = txn.get(checkpoints_, u64_be(*size));
+      if (!v) {
+        return not_found("no checkpoint was signed at size " + std::to_string(*size) +
+                         " (one is signed at the end of every commit)");
+      }
+      return std::string(as_chars(*v));
+    }
+    auto cursor = lmdb::Cursor::open(txn, checkpoints_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    int rc = (*cursor)->get(k, v, MDB_LAST);
+    if (rc == MDB_NOTFOUND) return not_found("the ledger has no checkpoint yet");
+    if (rc != 0) return lmdb::error(rc, "cannot read the checkpoints");
+    return std::string(as_chars(lmdb::view(v)));
+  });
+}
+
+Status LedgerImpl::scan_checkpoints(
+    const std::function<Status(uint64_t, std::string_view)>& visit) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto cursor = lmdb::Cursor::open(txn, checkpoints_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    int rc;
+    for (rc = (*cursor)->get(k, v, MDB_FIRST); rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      if (k.mv_size != 8) return corrupt("a checkpoint key is not 8 bytes");
+      EVL_RETURN_IF_ERROR(visit(get_u64_be(static_cast<const uint8_t*>(k.mv_data)),
+                                as_chars(lmdb::view(v))));
+    }
+    return rc == MDB_NOTFOUND ? Status::ok() : lmdb::error(rc, "cannot read the checkpoints");
+  });
+}
+
+Result<VerifierKey> LedgerImpl::log_verifier() const {
+  KeyPolicy keys = policy();
+  if (!keys.genesis()) return not_found("the ledger has no genesis yet");
+  return VerifierKey::of(keys.genesis()->origin, keys.genesis()->log_key);
+}
+
+Result<uint64_t> LedgerImpl::log_size(const lmdb::Txn& txn) const {
+  auto cursor = lmdb::Cursor::open(txn, entries_);
+  if (!cursor) return cursor.error();
+  MDB_val k, v;
+  int rc = (*cursor)->get(k, v, MDB_LAST);
+  if (rc == MDB_NOTFOUND) return uint64_t{0};
+  if (rc != 0) return lmdb::error(rc, "cannot read the last entry");
+  return get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1;
+}
+
+EntryScanner LedgerImpl::scanner(lmdb::Txn& txn) const {
+  return [this, &txn](uint64_t from, uint64_t to,
+                      const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
+    for (uint64_t i = from; i < to; ++i) {
+      auto v = txn.get(entries_, u64_be(i));
+      if (!v) return corrupt("entry " + std::to_string(i) + " is missing");
+      EVL_RETURN_IF_ERROR(visit(i, *v));
+    }
+    return Status::ok();
+  };
+}
+
+Status LedgerImpl::read_state(
+    const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    lmdb::TxnKeyValueStore state(txn, state_, false);
+    auto size = log_size(txn);
+    if (!size) return size.error();
+    return fn(state, *size);
+  });
+}
+
+void LedgerImpl::release_mapped_pages() const {
+  std::shared_lock lock(resize_mu_);  // the map must not move while we advise on it
+  // LMDB does not publish its map's address (me_mapaddr is only set for MDB_FIXEDMAP): find
+  // the mapping of data.mdb in /proc/self/maps.
+  std::error_code ec;
+  std::string data_file =
+      std::filesystem::canonical(std::filesystem::path(dir_) / "db" / "data.mdb", ec).string();
+  if (ec) return;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() < data_file.size() ||
+        line.compare(line.size() - data_file.size(), data_file.size(), data_file) != 0) {
+      continue;
+    }
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) == 2 && end > begin) {
+      ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    }
+  }
+}
+
+Result<uint64_t> LedgerImpl::id_count() const {
+  return with_read([&](lmdb::Txn& txn) -> Result<uint64_t> {
+    MDB_stat st;
+    int rc = mdb_stat(txn.get(), ids_, &st);
+    if (rc != 0) return lmdb::error(rc, "cannot read the ids database");
+    return static_cast<uint64_t>(st.ms_entries);
+  });
+}
+
+}  // namespace evl::ledger_internal
