@@ -198,6 +198,7 @@ Status LedgerImpl::catch_up_tree() {
   auto last = tree_store::last_checkpoint(*txn, checkpoints_);
   if (!last) return last.error();
   last_checkpoint_ = *last;
+  EVL_RETURN_IF_ERROR(edge_.load(tree_store::TxnHashReader(*txn, tree_), *tree_size));
   if (*tree_size == size()) return Status::ok();
   if (*tree_size > size()) {
     return corrupt("the tree holds " + std::to_string(*tree_size) + " entries but the log only " +
@@ -208,7 +209,8 @@ Status LedgerImpl::catch_up_tree() {
   for (uint64_t n = *tree_size; n < size(); ++n) {
     auto entry = txn->get(entries_, u64_be(n));
     if (!entry) return corrupt("entry " + std::to_string(n) + " is missing");
-    EVL_RETURN_IF_ERROR(tree_store::append_record(*txn, tree_, n, leaf_hash(*entry), rc));
+    EVL_RETURN_IF_ERROR(
+        tree_store::append_record(*txn, tree_, n, leaf_hash(*entry), edge_, rc));
   }
   std::optional<Checkpoint> signed_checkpoint;
   EVL_RETURN_IF_ERROR(
@@ -340,7 +342,8 @@ void LedgerImpl::writer_loop() {
 }
 
 Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
-                               std::optional<KeyPolicy>& changed, uint64_t& next, int& rc) {
+                               std::optional<KeyPolicy>& changed, tree_store::TreeEdge& edge,
+                               uint64_t& next, int& rc) {
   rc = 0;
   for (auto& pending : group) {
     pending->outcomes.clear();
@@ -397,7 +400,7 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
       }
       if (rc != 0) return lmdb::error(rc, "cannot store entry " + std::to_string(next));
       if (maintain_tree_) {
-        EVL_RETURN_IF_ERROR(tree_store::append_record(txn, tree_, next, item.leaf, rc));
+        EVL_RETURN_IF_ERROR(tree_store::append_record(txn, tree_, next, item.leaf, edge, rc));
       }
       if (hook_) {
         lmdb::TxnKeyValueStore state(txn, state_, true);
@@ -446,6 +449,7 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
   for (;;) {
     std::optional<KeyPolicy> changed;
     std::optional<Checkpoint> signed_checkpoint;
+    tree_store::TreeEdge edge = edge_;  // advanced by this group; kept only if it commits
     const uint64_t start = size();
     uint64_t next = start;
     int rc = 0;
@@ -456,7 +460,7 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
         failure = txn.error();
         break;
       }
-      failure = stage_group(*txn, group, changed, next, rc);
+      failure = stage_group(*txn, group, changed, edge, next, rc);
       if (failure.is_ok() && next > start && maintain_tree_) {
         const KeyPolicy& policy = changed ? *changed : policy_;
         failure = store_checkpoint(*txn, policy.genesis()->origin, next, signed_checkpoint, rc);
@@ -472,6 +476,7 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
         policy_ = std::move(*changed);
       }
       if (signed_checkpoint) last_checkpoint_ = std::move(signed_checkpoint);
+      edge_ = std::move(edge);
       size_.store(next, std::memory_order_release);
       trim_map(appended_bytes(group));
       return;

@@ -19,6 +19,7 @@
 
 #include "keys/checkpoint.h"
 #include "ledger/internal/lmdb.h"
+#include "ledger/internal/tree_store.h"
 #include "ledger/ledger.h"
 #include "ledger/thread_pool.h"
 
@@ -108,7 +109,8 @@ class LedgerImpl final : public Ledger {
   // Stages the group in `txn`. A failed put leaves its raw LMDB code in `rc` (MDB_MAP_FULL
   // is worth a retry after growing the map).
   Status stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
-                     std::optional<KeyPolicy>& changed, uint64_t& next, int& rc);
+                     std::optional<KeyPolicy>& changed, tree_store::TreeEdge& edge,
+                     uint64_t& next, int& rc);
   Status grow_map();
   EntryScanner scanner(lmdb::Txn& txn) const;
   // The number of entries a transaction sees (the cursor is closed before it returns).
@@ -136,6 +138,7 @@ class LedgerImpl final : public Ledger {
   bool maintain_tree_;
   std::shared_ptr<AppendHook> hook_;
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
+  tree_store::TreeEdge edge_;                  // writer thread (and open) only
   int lock_fd_ = -1;
   std::atomic<uint64_t> size_{0};
   uint64_t bytes_since_trim_ = 0;  // writer thread only

@@ -24,13 +24,46 @@ Result<std::vector<Hash>> TxnHashReader::read_hashes(std::span<const uint64_t> i
   return out;
 }
 
-Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, const Hash& leaf, int& rc) {
-  rc = 0;
-  TxnHashReader reader(txn, tree);
-  auto hashes = stored_hashes_for_record(n, leaf, reader);
+Status TreeEdge::load(const HashReader& reader, uint64_t size) {
+  std::vector<uint64_t> indexes;
+  std::vector<int> levels;
+  uint64_t start = 0;
+  for (int level = 63; level >= 0; --level) {
+    uint64_t width = uint64_t{1} << level;
+    if ((size & width) == 0) continue;
+    indexes.push_back(stored_hash_index(level, start >> level));
+    levels.push_back(level);
+    start += width;
+  }
+  auto hashes = reader.read_hashes(indexes);
   if (!hashes) return hashes.error();
+  nodes_.clear();
+  for (size_t i = 0; i < levels.size(); ++i) nodes_.push_back({levels[i], (*hashes)[i]});
+  size_ = size;
+  return Status::ok();
+}
+
+std::vector<Hash> TreeEdge::append(const Hash& leaf) {
+  std::vector<Hash> stored{leaf};
+  nodes_.push_back({0, leaf});
+  while (nodes_.size() >= 2 && nodes_[nodes_.size() - 2].level == nodes_.back().level) {
+    Node right = nodes_.back();
+    nodes_.pop_back();
+    Node& left = nodes_.back();
+    left.hash = node_hash(left.hash, right.hash);
+    left.level++;
+    stored.push_back(left.hash);
+  }
+  size_++;
+  return stored;
+}
+
+Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, const Hash& leaf, TreeEdge& edge,
+                     int& rc) {
+  rc = 0;
+  EVL_ASSERT(edge.size() == n);
   uint64_t index = stored_hash_count(n);
-  for (const Hash& h : *hashes) {
+  for (const Hash& h : edge.append(leaf)) {
     rc = txn.put(tree, u64_be(index++), ByteView(h), MDB_APPEND);
     if (rc != 0) return lmdb::error(rc, "cannot store a tree hash");
   }

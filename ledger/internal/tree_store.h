@@ -29,9 +29,31 @@ class TxnHashReader final : public HashReader {
   MDB_dbi tree_;
 };
 
-// Appends the stored hashes of entry `n` (the tree must hold exactly n entries). Returns the
-// raw LMDB code of a failed put (MDB_MAP_FULL is worth a retry) in `rc`, or a Status.
-Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, const Hash& leaf, int& rc);
+// The right edge of the tree: the roots of its complete subtrees, left to right. It yields the
+// stored hashes of the next entry without reading any (the writer keeps one in memory, so an
+// append touches the tree database only to write).
+class TreeEdge {
+ public:
+  // Loads the edge of the tree of `size` entries from its stored hashes.
+  Status load(const HashReader& reader, uint64_t size);
+  // Adds entry size()'s leaf; returns its stored hashes (the leaf, then the nodes it completes).
+  std::vector<Hash> append(const Hash& leaf);
+  uint64_t size() const { return size_; }
+
+ private:
+  struct Node {
+    int level;
+    Hash hash;
+  };
+  std::vector<Node> nodes_;  // decreasing levels
+  uint64_t size_ = 0;
+};
+
+// Appends the stored hashes of entry `n` (the tree must hold exactly n entries, and `edge`
+// be its right edge, which this advances). Returns the raw LMDB code of a failed put
+// (MDB_MAP_FULL is worth a retry) in `rc`, or a Status.
+Status append_record(lmdb::Txn& txn, MDB_dbi tree, uint64_t n, const Hash& leaf, TreeEdge& edge,
+                     int& rc);
 
 // The number of entries whose stored hashes are present: the inverse of stored_hash_count.
 Result<uint64_t> tree_size(const lmdb::Txn& txn, MDB_dbi tree);
