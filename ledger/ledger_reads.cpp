@@ -10,6 +10,35 @@
 
 namespace evl::ledger_internal {
 
+namespace {
+
+// Visits the values under the dense 8-byte big-endian keys [from, to) of `dbi` in order;
+// a missing key is corruption, named as `what` and its index.
+Status scan_dense(const lmdb::Txn& txn, MDB_dbi dbi, uint64_t from, uint64_t to,
+                  const char* what, const std::function<Status(uint64_t, ByteView)>& visit) {
+  auto cursor = lmdb::Cursor::open(txn, dbi);
+  if (!cursor) return cursor.error();
+  auto start = u64_be(from);
+  MDB_val k = lmdb::val(ByteView(start)), v;
+  uint64_t expected = from;
+  for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
+       rc = (*cursor)->get(k, v, MDB_NEXT)) {
+    auto name = [&] { return std::string(what) + " " + std::to_string(expected); };
+    if (rc == MDB_NOTFOUND) return corrupt(name() + " is missing: the database ends early");
+    if (rc != 0) return lmdb::error(rc, "cannot read " + name());
+    uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
+    if (index != expected) {
+      return corrupt(name() + " is missing: found key " + hex_encode(lmdb::view(k)) +
+                     " in its place");
+    }
+    EVL_RETURN_IF_ERROR(visit(index, lmdb::view(v)));
+    ++expected;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<Bytes> LedgerImpl::entry(uint64_t index) const {
   return with_read([&](lmdb::Txn& txn) -> Result<Bytes> {
     auto v = txn.get(entries_, u64_be(index));
@@ -40,26 +69,7 @@ Result<uint64_t> LedgerImpl::find(const Digest& id) const {
 
 Status LedgerImpl::scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
-    auto cursor = lmdb::Cursor::open(txn, entries_);
-    if (!cursor) return cursor.error();
-    auto start = u64_be(from);
-    MDB_val k = lmdb::val(ByteView(start)), v;
-    uint64_t expected = from;
-    for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
-         rc = (*cursor)->get(k, v, MDB_NEXT)) {
-      if (rc == MDB_NOTFOUND) {
-        return corrupt("entry " + std::to_string(expected) + " is missing: the log ends early");
-      }
-      if (rc != 0) return lmdb::error(rc, "cannot read entry " + std::to_string(expected));
-      uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
-      if (index != expected) {
-        return corrupt("entry " + std::to_string(expected) + " is missing: found key " +
-                       hex_encode(lmdb::view(k)) + " in its place");
-      }
-      EVL_RETURN_IF_ERROR(visit(index, lmdb::view(v)));
-      ++expected;
-    }
-    return Status::ok();
+    return scan_dense(txn, entries_, from, to, "entry", visit);
   });
 }
 
@@ -93,27 +103,12 @@ Status LedgerImpl::read_tree(
 Status LedgerImpl::scan_stored_hashes(
     uint64_t from, uint64_t to, const std::function<Status(uint64_t, const Hash&)>& visit) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
-    auto cursor = lmdb::Cursor::open(txn, tree_);
-    if (!cursor) return cursor.error();
-    auto start = u64_be(from);
-    MDB_val k = lmdb::val(ByteView(start)), v;
-    uint64_t expected = from;
-    for (int rc = (*cursor)->get(k, v, MDB_SET_RANGE); expected < to;
-         rc = (*cursor)->get(k, v, MDB_NEXT)) {
-      if (rc == MDB_NOTFOUND) {
-        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
-      }
-      if (rc != 0) return lmdb::error(rc, "cannot read the tree");
-      uint64_t index = k.mv_size == 8 ? get_u64_be(static_cast<const uint8_t*>(k.mv_data)) : ~0ull;
-      if (index != expected) {
-        return corrupt("stored tree hash " + std::to_string(expected) + " is missing");
-      }
-      auto hash = parse_hash(lmdb::view(v), "stored tree hash " + std::to_string(index));
-      if (!hash) return corrupt(hash.error().message());
-      EVL_RETURN_IF_ERROR(visit(index, *hash));
-      ++expected;
-    }
-    return Status::ok();
+    return scan_dense(txn, tree_, from, to, "stored tree hash",
+                      [&](uint64_t index, ByteView value) -> Status {
+                        auto hash = parse_hash(value, "stored tree hash " + std::to_string(index));
+                        if (!hash) return corrupt(hash.error().message());
+                        return visit(index, *hash);
+                      });
   });
 }
 
