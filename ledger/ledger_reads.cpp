@@ -105,9 +105,8 @@ Status LedgerImpl::scan_stored_hashes(
   return with_read([&](lmdb::Txn& txn) -> Status {
     return scan_dense(txn, tree_, from, to, "stored tree hash",
                       [&](uint64_t index, ByteView value) -> Status {
-                        auto hash = parse_hash(value, "stored tree hash " + std::to_string(index));
-                        if (!hash) return corrupt(hash.error().message());
-                        return visit(index, *hash);
+                        auto hash = tree_store::stored_hash(value, index);
+                        return hash ? visit(index, *hash) : hash.error();
                       });
   });
 }

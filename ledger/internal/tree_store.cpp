@@ -4,6 +4,16 @@
 
 namespace evl::tree_store {
 
+Result<Hash> stored_hash(ByteView value, uint64_t index) {
+  if (value.size() != kHashSize) {
+    return corrupt("stored tree hash " + std::to_string(index) + " is " +
+                   std::to_string(value.size()) + " bytes, not 32");
+  }
+  Hash hash;
+  std::memcpy(hash.data(), value.data(), kHashSize);
+  return hash;
+}
+
 Result<std::vector<Hash>> TxnHashReader::read_hashes(std::span<const uint64_t> indexes) const {
   std::vector<Hash> out;
   out.reserve(indexes.size());
@@ -13,13 +23,9 @@ Result<std::vector<Hash>> TxnHashReader::read_hashes(std::span<const uint64_t> i
       return corrupt("stored tree hash " + std::to_string(index) + " is missing: " +
                      v.error().message());
     }
-    if (v->size() != kHashSize) {
-      return corrupt("stored tree hash " + std::to_string(index) + " is " +
-                     std::to_string(v->size()) + " bytes, not 32");
-    }
-    Hash hash;
-    std::memcpy(hash.data(), v->data(), kHashSize);
-    out.push_back(hash);
+    auto hash = stored_hash(*v, index);
+    if (!hash) return hash.error();
+    out.push_back(*hash);
   }
   return out;
 }

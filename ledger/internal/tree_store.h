@@ -18,6 +18,9 @@
 
 namespace evl::tree_store {
 
+// The stored hash with index `index` from its LMDB value; kCorrupt unless it is 32 bytes.
+Result<Hash> stored_hash(ByteView value, uint64_t index);
+
 // Reads stored hashes through one transaction (its own writes included).
 class TxnHashReader final : public HashReader {
  public:
