@@ -6,14 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_support.h"
+
 namespace evl {
 namespace {
-
-#define REQUIRE_OK(result)                 \
-  do {                                     \
-    INFO((result).status().message());     \
-    REQUIRE((result).has_value());         \
-  } while (0)
 
 // The checkpoint body of the C2SP tlog-checkpoint and tlog-cosignature examples.
 constexpr std::string_view kBody =

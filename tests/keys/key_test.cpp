@@ -8,24 +8,16 @@
 #include <string>
 
 #include "events/sha256.h"
+#include "tests/support/note_examples.h"
 #include "tests/support/test_support.h"
 
 namespace evl {
 namespace {
 
-#define REQUIRE_OK(result)                 \
-  do {                                     \
-    INFO((result).status().message());     \
-    REQUIRE((result).has_value());         \
-  } while (0)
+using test::kC2spVkey;
+using test::kGoSkey;
+using test::kGoVkey;
 
-constexpr std::string_view kC2spVkey =
-    "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k";
-// Go's golang.org/x/mod/sumdb/note example; both base64 texts hold a '+'.
-constexpr std::string_view kGoSkey =
-    "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz";
-constexpr std::string_view kGoVkey =
-    "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";
 // A verifier key of transparency-dev/formats' tests whose base64 holds a '+'.
 constexpr std::string_view kPlusVkey = "TEST+7997405c+AQcC+FTVKf0jlTdHDY3rbevmnKxxPjigCXlVtGe6RIr6";
 

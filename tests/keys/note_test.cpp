@@ -5,32 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/note_examples.h"
 #include "tests/support/test_support.h"
 
 namespace evl {
 namespace {
 
-#define REQUIRE_OK(result)                 \
-  do {                                     \
-    INFO((result).status().message());     \
-    REQUIRE((result).has_value());         \
-  } while (0)
+using test::kC2spVkey;
+using test::kGoSkey;
+using test::kGoVkey;
+using test::kC2spNote;
 
-// The example of the C2SP signed-note spec (vectors/note/c2sp-example.*), carried inline so
-// the tests run without ../shared.
-constexpr std::string_view kC2spVkey =
-    "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k";
-constexpr std::string_view kC2spNote =
-    "This is an example message.\n"
-    "\n"
-    "— example.com/foo "
-    "Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n";
-
-// The example of Go's golang.org/x/mod/sumdb/note documentation (vectors/note/go-note-example.*).
-constexpr std::string_view kGoSkey =
-    "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz";
-constexpr std::string_view kGoVkey =
-    "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";
 constexpr std::string_view kGoText =
     "If you think cryptography is the answer to your problem,\n"
     "then you don't know what your problem is.\n";

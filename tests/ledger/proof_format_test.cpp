@@ -8,16 +8,12 @@
 
 #include "tests/support/fixtures.h"
 
+#include "tests/support/test_support.h"
+
 namespace evl {
 namespace {
 
 using Catch::Contains;
-
-#define REQUIRE_OK(result)                 \
-  do {                                     \
-    INFO((result).status().message());     \
-    REQUIRE((result).has_value());         \
-  } while (0)
 
 const std::string kOrigin(test::kTestOrigin);
 

@@ -5,6 +5,13 @@
 #include <optional>
 #include <string>
 
+// REQUIRE that a Result holds a value, showing its error message otherwise.
+#define REQUIRE_OK(result)                 \
+  do {                                     \
+    INFO((result).status().message());     \
+    REQUIRE((result).has_value());         \
+  } while (0)
+
 namespace evl::test {
 
 // The ../shared folder beside the repository, when it exists (vectors, seeds); nullopt on a
