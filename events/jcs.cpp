@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "events/internal/json_number.h"
+
 namespace evl {
 namespace {
 
@@ -596,44 +598,29 @@ bool CanonicalChecker::scan_utf8() {
 
 // A number: the RFC 8259 grammar, then the token must be exactly jcs_number of its value.
 bool CanonicalChecker::scan_number() {
+  using json_internal::NumberError;
   const char* start = p_;
-  bool negative = *p_ == '-';
-  if (negative) ++p_;
-  if (p_ == end_ || !is_ascii_digit(*p_)) {
-    return fail(start, "'-' must be followed by a digit", "RFC 8259 §6 number grammar",
-                "write e.g. -1 or -0.5");
-  }
-  const char* digits = p_;
-  if (*p_ == '0') {
-    ++p_;
-    if (p_ < end_ && is_ascii_digit(*p_)) {
+  json_internal::NumberToken t = json_internal::scan_number_token(p_, end_);
+  p_ = t.end;
+  switch (t.error) {
+    case NumberError::kNone:
+      break;
+    case NumberError::kNoDigit:
+      return fail(start, "'-' must be followed by a digit", "RFC 8259 §6 number grammar",
+                  "write e.g. -1 or -0.5");
+    case NumberError::kLeadingZero:
       return fail(start, "leading zero in number", "RFC 8259 §6: no leading zeros",
                   "remove the leading zeros");
-    }
-  } else {
-    while (p_ < end_ && is_ascii_digit(*p_)) ++p_;
-  }
-  size_t int_digits = static_cast<size_t>(p_ - digits);
-  bool simple = true;
-  if (p_ < end_ && *p_ == '.') {
-    simple = false;
-    ++p_;
-    if (p_ == end_ || !is_ascii_digit(*p_)) {
+    case NumberError::kNoFractionDigit:
       return fail(start, "'.' in a number must be followed by a digit",
                   "RFC 8259 §6 number grammar", "write e.g. 1.5 or 1");
-    }
-    while (p_ < end_ && is_ascii_digit(*p_)) ++p_;
-  }
-  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-    simple = false;
-    ++p_;
-    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-    if (p_ == end_ || !is_ascii_digit(*p_)) {
+    case NumberError::kNoExponentDigit:
       return fail(start, "exponent without digits", "RFC 8259 §6 number grammar",
                   "write e.g. 1e+21 or 1e-7");
-    }
-    while (p_ < end_ && is_ascii_digit(*p_)) ++p_;
   }
+  const bool negative = t.negative, simple = t.simple;
+  const char* digits = t.digits;
+  const size_t int_digits = t.int_digits;
   const char* rule = "RFC 8785 §3.2.2.3: numbers in ECMAScript Number::toString form";
   if (simple && int_digits <= 15) {
     // Exact in a double and printed as its digits, except that -0 is written 0.

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <set>
 
+#include "events/internal/json_number.h"
+
 namespace evl {
 
 const Json* Json::find(std::string_view key) const {
@@ -497,50 +499,32 @@ long long leading_exponent(const char* s, const char* end) {
 }
 
 bool Parser::parse_number(Json& out) {
+  using json_internal::NumberError;
   const char* start = p_;
-  bool negative = *p_ == '-';
-  if (negative) ++p_;
-  if (p_ == end_ || !is_digit(*p_)) {
-    if (end_ - p_ >= 8 && std::memcmp(p_, "Infinity", 8) == 0) {
-      return fail(start, "-Infinity is not a JSON number",
-                  "RFC 8259 §6 and JCS: numbers are finite",
-                  "write null or a string, or leave the member out");
-    }
-    return fail(start, "'-' must be followed by a digit", "RFC 8259 §6 number grammar",
-                "write e.g. -1 or -0.5");
-  }
-  const char* digits = p_;
-  if (*p_ == '0') {
-    ++p_;
-    if (p_ < end_ && is_digit(*p_)) {
+  json_internal::NumberToken t = json_internal::scan_number_token(p_, end_);
+  p_ = t.end;
+  switch (t.error) {
+    case NumberError::kNone:
+      break;
+    case NumberError::kNoDigit:
+      if (end_ - p_ >= 8 && std::memcmp(p_, "Infinity", 8) == 0) {
+        return fail(start, "-Infinity is not a JSON number",
+                    "RFC 8259 §6 and JCS: numbers are finite",
+                    "write null or a string, or leave the member out");
+      }
+      return fail(start, "'-' must be followed by a digit", "RFC 8259 §6 number grammar",
+                  "write e.g. -1 or -0.5");
+    case NumberError::kLeadingZero:
       return fail(start, "leading zero in number", "RFC 8259 §6: no leading zeros",
                   "remove the leading zeros (write 7, not 07), or quote it if it is an identifier");
-    }
-  } else {
-    while (p_ < end_ && is_digit(*p_)) ++p_;
-  }
-  size_t int_digits = static_cast<size_t>(p_ - digits);
-  bool simple = true;
-  if (p_ < end_ && *p_ == '.') {
-    simple = false;
-    ++p_;
-    if (p_ == end_ || !is_digit(*p_)) {
+    case NumberError::kNoFractionDigit:
       return fail(start, "'.' in a number must be followed by a digit",
                   "RFC 8259 §6 number grammar", "write e.g. 1.0 or 1");
-    }
-    while (p_ < end_ && is_digit(*p_)) ++p_;
-  }
-  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-    simple = false;
-    ++p_;
-    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-    if (p_ == end_ || !is_digit(*p_)) {
+    case NumberError::kNoExponentDigit:
       return fail(start, "exponent without digits", "RFC 8259 §6 number grammar",
                   "write e.g. 1e5 or 1e-5");
-    }
-    while (p_ < end_ && is_digit(*p_)) ++p_;
   }
-  return convert_number(start, digits, simple && int_digits <= 15, out);
+  return convert_number(start, t.digits, t.simple && t.int_digits <= 15, out);
 }
 
 // Converts the number text [start, p_), which passed the grammar, to the nearest double.
