@@ -425,10 +425,31 @@ struct FieldChecker {
   Status operator()(const Attestation& a) const {
     if (utf8_length(a.text) > kMaxAttestationText) {
       return rejected("attestation text has " + std::to_string(utf8_length(a.text)) +
-                      " characters; the limit is " + std::to_string(kMaxAttestationText));
+                      " characters; the limit is " + std::to_string(kMaxAttestationText) +
+                      ": shorten it and put the details behind its evidence URL");
     }
-    if (!a.evidence_url.empty() && a.evidence_url.rfind("https://", 0) != 0) {
-      return rejected("attestation evidence URL must start with https://");
+    return a.evidence_url.empty() ? Status::ok() : check_evidence_url(a.evidence_url);
+  }
+
+  static Status check_evidence_url(const std::string& url) {
+    constexpr std::string_view kScheme = "https://";
+    if (url.rfind(kScheme, 0) != 0) {
+      return rejected("attestation evidence URL must start with https:// (lowercase), not " +
+                      url + ": evidence is fetched over TLS; publish it at an https address");
+    }
+    if (url.find_first_of("/?#", kScheme.size()) == kScheme.size() || url.size() == kScheme.size()) {
+      return rejected("attestation evidence URL " + url + " has no host after https://");
+    }
+    for (unsigned char c : url) {
+      if (c <= 0x20 || c == 0x7f) {
+        return rejected("attestation evidence URL holds a space or control character; "
+                        "percent-encode it (%20)");
+      }
+    }
+    if (utf8_length(url) > kMaxEvidenceUrl) {
+      return rejected("attestation evidence URL has " + std::to_string(utf8_length(url)) +
+                      " characters; the limit is " + std::to_string(kMaxEvidenceUrl) +
+                      ": link to a shorter address");
     }
     return Status::ok();
   }

@@ -28,6 +28,7 @@ inline constexpr size_t kMaxEntryBytes = 65535;
 // More signatures than this on one entry are rejected (each costs a verify).
 inline constexpr size_t kMaxSignatures = 16;
 inline constexpr size_t kMaxAttestationText = 2000;
+inline constexpr size_t kMaxEvidenceUrl = 2000;  // characters: the KernelIndex schemas' URI limit
 
 enum class Role : uint8_t { kAdmin = 0, kImporter, kRunner, kCurator, kAttestor };
 enum class RevokeReason : uint8_t { kRetired = 0, kRotated, kCompromised };

@@ -39,39 +39,12 @@ constexpr const char* kAttestorHint =
     "any key the ledger has granted may attest; an admin grants one with "
     "'evledger key grant --role attestor'";
 
-constexpr size_t kMaxUrlChars = 2000;  // the KernelIndex schemas' limit for a URI
 
 
 // Event text must be UTF-8 without NUL bytes (the decoder's rule for every Text field).
 Status check_text(const std::string& option, const std::string& value) {
   if (value.find('\0') != std::string::npos || !is_valid_utf8(value)) {
     return usage_error("--" + option + " is not valid UTF-8 text; write it in UTF-8");
-  }
-  return Status::ok();
-}
-
-// https://HOST[...]: the ledger checks the prefix; this also refuses what no browser opens.
-Status check_evidence_url(const std::string& url) {
-  constexpr std::string_view kScheme = "https://";
-  if (url.rfind(kScheme, 0) != 0) {
-    return usage_error("--evidence-url " + url +
-                       " must start with https:// (lowercase): evidence is fetched over TLS; "
-                       "publish it at an https address");
-  }
-  size_t host_end = url.find_first_of("/?#", kScheme.size());
-  if (host_end == kScheme.size()) {
-    return usage_error("--evidence-url " + url + " has no host after https://");
-  }
-  for (unsigned char c : url) {
-    if (c <= 0x20 || c == 0x7f) {
-      return usage_error("--evidence-url holds a space or control character; percent-encode "
-                         "it (%20)");
-    }
-  }
-  if (utf8_length(url) > kMaxUrlChars) {
-    return usage_error("--evidence-url has " + std::to_string(utf8_length(url)) +
-                       " characters; the limit is " + std::to_string(kMaxUrlChars) +
-                       ": link to a shorter address");
   }
   return Status::ok();
 }
@@ -94,6 +67,7 @@ Result<Attestation> attestation_from(const Args& args) {
   if (!text) return text.error();
   EVL_RETURN_IF_ERROR(check_text("text", *text));
   if (text->empty()) return usage_error("--text is empty; say what you saw");
+  // Named by its option here; the limit is the event's (events/event.h).
   if (utf8_length(*text) > kMaxAttestationText) {
     return usage_error("--text has " + std::to_string(utf8_length(*text)) +
                        " characters; an attestation's text is at most " +
@@ -102,7 +76,9 @@ Result<Attestation> attestation_from(const Args& args) {
   }
   a.text = *text;
   a.evidence_url = args.get("evidence-url").value_or("");
-  if (args.has("evidence-url")) EVL_RETURN_IF_ERROR(check_evidence_url(a.evidence_url));
+  if (args.has("evidence-url") && a.evidence_url.empty()) {
+    return usage_error("--evidence-url is empty; leave it out when there is no evidence page");
+  }
   auto ns = args.get_u64("observed-ns", 0);
   if (!ns) return ns.error();
   if (args.has("observed-ns") && *ns == 0) {
@@ -112,6 +88,10 @@ Result<Attestation> attestation_from(const Args& args) {
   a.observed_ns = *ns;
   a.environment = args.get("environment").value_or("");
   EVL_RETURN_IF_ERROR(check_text("environment", a.environment));
+  // The event's own field rules (text length, evidence URL), checked before any signing.
+  EventBody probe;
+  probe.payload = a;
+  if (Status fields = check_body_fields(probe); !fields) return usage_error(fields.message());
   return a;
 }
 
