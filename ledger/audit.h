@@ -7,10 +7,13 @@
 // stored tree node the source keeps, checks every stored checkpoint's signature and root (so
 // successive checkpoints are consistent: they are roots of one sequence of entries), and, with
 // a checkpoint the auditor saved earlier, catches truncation and rewritten history. It stops at
-// the first failure and names the index or node, what was expected and what was found.
+// the first failure and names the index or node, what was expected and what was found (the id
+// index of a ledger directory is compared in one sequential pass per 2^20 entries, so its
+// failures surface at the end of that range).
 // Events voided by a compromise are not failures; they are counted and explained.
-// Memory is flat in the entries: they are read in bounded chunks; per checkpoint the audit
-// keeps 40 bytes (its size and root).
+// Memory is flat in the entries: they are read in bounded chunks, and at most 2^20 event ids
+// (32 MiB) wait for the id index pass; per checkpoint the audit keeps 40 bytes (its size and
+// root).
 //
 // Thread safety: runs on the caller's thread plus a private pool.
 #pragma once
@@ -20,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,9 +58,13 @@ class AuditSource {
   [[nodiscard]] virtual Status check_node(int level, uint64_t n, const Hash& hash,
                                           uint64_t size) = 0;
 
-  // Checks the source's id index for the event at `index` (a ledger directory; others: ok).
-  // Called from several threads at once.
-  [[nodiscard]] virtual Status check_id(const Digest& id, uint64_t index) const = 0;
+  // Checks the source's id index (a ledger directory keeps one; others: ok) against `ids`, the
+  // event ids of entries [from, from + ids.size()) as the audit computed them: each must have
+  // the one record that points at its index. Called for consecutive ranges in index order;
+  // finish() then checks that the index holds no other records. On a failure, `failed` is the
+  // entry at fault.
+  [[nodiscard]] virtual Status check_ids(uint64_t from, std::span<const Digest> ids,
+                                         uint64_t& failed) = 0;
 
   // Whole-source checks once the `size` entries were read (e.g. no extra entries or ids).
   [[nodiscard]] virtual Status finish(uint64_t size) const = 0;

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -185,15 +186,17 @@ Status LedgerImpl::read_state(
   });
 }
 
-void LedgerImpl::release_mapped_pages() const {
-  std::shared_lock lock(resize_mu_);  // the map must not move while we advise on it
+void LedgerImpl::locate_map() {
   // LMDB does not publish its map's address (me_mapaddr is only set for MDB_FIXEDMAP): find
-  // the mapping of data.mdb in /proc/self/maps.
+  // the mapping of data.mdb in /proc/self/maps. Called when the map is made or moved.
+  map_begin_ = 0;
+  map_length_ = 0;
   std::error_code ec;
   std::string data_file =
       std::filesystem::canonical(std::filesystem::path(dir_) / "db" / "data.mdb", ec).string();
   if (ec) return;
   std::ifstream maps("/proc/self/maps");
+  uintptr_t first = 0, last = 0;
   for (std::string line; std::getline(maps, line);) {
     if (line.size() < data_file.size() ||
         line.compare(line.size() - data_file.size(), data_file.size(), data_file) != 0) {
@@ -201,9 +204,45 @@ void LedgerImpl::release_mapped_pages() const {
     }
     uintptr_t begin = 0, end = 0;
     if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) == 2 && end > begin) {
-      ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+      first = first == 0 ? begin : std::min(first, begin);
+      last = std::max(last, end);
     }
   }
+  map_begin_ = first;
+  map_length_ = last - first;
+}
+
+void LedgerImpl::release_map_locked() const {
+  if (map_length_ > 0) {
+    ::madvise(reinterpret_cast<void*>(map_begin_), map_length_, MADV_DONTNEED);
+  }
+}
+
+void LedgerImpl::release_mapped_pages() const {
+  std::shared_lock lock(resize_mu_);  // the map must not move while we advise on it
+  release_map_locked();
+}
+
+Status LedgerImpl::scan_ids(
+    const std::function<Status(const Digest&, uint64_t)>& visit) const {
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto cursor = lmdb::Cursor::open(txn, ids_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    int rc = (*cursor)->get(k, v, MDB_FIRST);
+    for (; rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      if (k.mv_size != sizeof(Digest) || v.mv_size != 8) {
+        return corrupt("the ids database has a record of " + std::to_string(k.mv_size) +
+                       " + " + std::to_string(v.mv_size) +
+                       " bytes; an id record is a 32-byte event id and an 8-byte index");
+      }
+      Digest id;
+      std::memcpy(id.data(), k.mv_data, id.size());
+      EVL_RETURN_IF_ERROR(visit(id, get_u64_be(static_cast<const uint8_t*>(v.mv_data))));
+    }
+    if (rc != MDB_NOTFOUND) return lmdb::error(rc, "cannot read the ids database");
+    return Status::ok();
+  });
 }
 
 Result<uint64_t> LedgerImpl::id_count() const {

@@ -71,6 +71,8 @@ class LedgerImpl final : public Ledger {
   Result<uint64_t> find(const Digest& id) const override;
   Status scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const override;
   Result<uint64_t> id_count() const override;
+  Status scan_ids(
+      const std::function<Status(const Digest&, uint64_t)>& visit) const override;
   KeyPolicy policy() const override {
     std::lock_guard lock(policy_mu_);
     return policy_;
@@ -115,7 +117,10 @@ class LedgerImpl final : public Ledger {
   EntryScanner scanner(lmdb::Txn& txn) const;
   // The number of entries a transaction sees (the cursor is closed before it returns).
   Result<uint64_t> log_size(const lmdb::Txn& txn) const;
-  void trim_map(uint64_t appended_bytes);
+  // Finds LMDB's map in this process (after opening, and after the map moves).
+  void locate_map();
+  // release_mapped_pages() for a caller that holds resize_mu_.
+  void release_map_locked() const;
   void release_mapped_pages() const override;
 
   template <typename Fn>
@@ -141,7 +146,9 @@ class LedgerImpl final : public Ledger {
   tree_store::TreeEdge edge_;                  // writer thread (and open) only
   int lock_fd_ = -1;
   std::atomic<uint64_t> size_{0};
-  uint64_t bytes_since_trim_ = 0;  // writer thread only
+  uint64_t staged_since_trim_ = 0;  // writer thread only
+  uintptr_t map_begin_ = 0;  // LMDB's map (changed only under resize_mu_ held exclusively)
+  size_t map_length_ = 0;
 
   mutable std::shared_mutex resize_mu_;  // read transactions shared; map resizing exclusive
   mutable std::mutex policy_mu_;

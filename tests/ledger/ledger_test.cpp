@@ -85,6 +85,20 @@ void write_raw(MDB_txn* txn, MDB_dbi dbi, uint64_t index, const Bytes& value) {
   REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
 }
 
+void put_raw(MDB_txn* txn, MDB_dbi dbi, Digest key, std::array<uint8_t, 8> value) {
+  MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
+  REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+}
+
+// The event id of entry `index` of a closed ledger.
+Digest event_id_at(const TempDir& dir, uint64_t index) {
+  auto entry = open_read_only(dir)->entry(index);
+  REQUIRE(entry);
+  auto checked = check_entry(*entry);
+  REQUIRE(checked);
+  return checked->id;
+}
+
 TEST_CASE("a new ledger takes the genesis at index 0 and keeps it across reopening",
           "[ledger][append]") {
   TempDir dir;
@@ -400,7 +414,31 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
     CHECK(report.status.code() == Code::kCorrupt);
     REQUIRE(report.failed_index);
     CHECK(*report.failed_index == 7);
-    CHECK_THAT(report.status.message(), Catch::Contains("recorded at index 8"));
+    CHECK_THAT(report.status.message(), Catch::Contains("stored tree hash of node (level 0, 7)"));
+  }
+  SECTION("two id records swapped") {
+    Digest id7 = event_id_at(dir, 7), id8 = event_id_at(dir, 8);
+    with_raw_lmdb(dir, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
+      put_raw(txn, dbi, id7, u64_be(8));
+      put_raw(txn, dbi, id8, u64_be(7));
+    });
+    auto report = audit_ledger(*open_read_only(dir));
+    CHECK(report.status.code() == Code::kCorrupt);
+    REQUIRE(report.failed_index);
+    CHECK((*report.failed_index == 7 || *report.failed_index == 8));
+    CHECK_THAT(report.status.message(), Catch::Contains("the id index says event"));
+  }
+  SECTION("an id record removed") {
+    Digest id5 = event_id_at(dir, 5);
+    with_raw_lmdb(dir, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
+      MDB_val k{id5.size(), id5.data()};
+      REQUIRE(mdb_del(txn, dbi, &k, nullptr) == 0);
+    });
+    auto report = audit_ledger(*open_read_only(dir));
+    CHECK(report.status.code() == Code::kCorrupt);
+    REQUIRE(report.failed_index);
+    CHECK(*report.failed_index == 5);
+    CHECK_THAT(report.status.message(), Catch::Contains("has no id record pointing at it"));
   }
   SECTION("a stored signature replaced by zeros") {
     with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
