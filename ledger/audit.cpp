@@ -93,9 +93,14 @@ class LedgerSource final : public AuditSource {
   }
 
   Status scan_entries(uint64_t from, uint64_t to, const EntryVisitor& visit) override {
-    Status s = ledger_.scan(from, to, visit);
-    ledger_.release_mapped_pages();  // keep the audit's resident size flat
-    return s;
+    // A few hundred entries at a time, dropping their pages after each: the kernel maps 16
+    // pages around every fault, so a whole chunk at once left tens of MB mapped.
+    for (uint64_t begin = from; begin < to; begin += kScanStep) {
+      Status s = ledger_.scan(begin, std::min(to, begin + kScanStep), visit);
+      ledger_.release_mapped_pages();
+      if (!s) return s;
+    }
+    return Status::ok();
   }
 
   Status check_node(int level, uint64_t n, const Hash& hash, uint64_t) override {
@@ -127,10 +132,7 @@ class LedgerSource final : public AuditSource {
     // page is read once (random lookups faulted a page, and the kernel's 15 neighbours, per
     // entry). Keys are unique, so a record that matches its entry's id is that entry's only one.
     std::vector<bool> found(ids.size());
-    uint64_t records = 0;
     Status scanned = ledger_.scan_ids([&](const Digest& id, uint64_t index) -> Status {
-      // The leaves lie all over the map: drop them now and then.
-      if (++records % kReleaseEvery == 0) ledger_.release_mapped_pages();
       if (index < from || index - from >= ids.size()) return Status::ok();  // another range
       const Digest& computed = ids[index - from];
       if (id != computed) {
@@ -141,7 +143,6 @@ class LedgerSource final : public AuditSource {
       found[index - from] = true;
       return Status::ok();
     });
-    ledger_.release_mapped_pages();
     if (!scanned) return scanned;
     for (size_t i = 0; i < ids.size(); ++i) {
       if (!found[i]) {
@@ -170,7 +171,7 @@ class LedgerSource final : public AuditSource {
   }
 
  private:
-  static constexpr uint64_t kReleaseEvery = 4096;
+  static constexpr uint64_t kScanStep = 512;
   const Ledger& ledger_;
   std::vector<Hash> window_;
   uint64_t window_from_ = 0;
@@ -402,6 +403,7 @@ Status Auditor::process(CheckedChunk& chunk) {
       return source_.check_node(level, n, h, size_);
     });
     if (!s) return fail_at(index, s);
+    if (ids_.empty()) ids_.reserve(std::min<uint64_t>(kIdRange, size_ - index));
     ids_.push_back(entry->id);
     if (ids_.size() == kIdRange) EVL_RETURN_IF_ERROR(check_ids());
     report_.signatures += entry->signers.size();

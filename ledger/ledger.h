@@ -81,8 +81,8 @@ class Ledger {
 
   // The number of id→index records; equals size() in a sound ledger.
   [[nodiscard]] virtual Result<uint64_t> id_count() const = 0;
-  // Visits the id index (event id → index) in id order, one read snapshot; kCorrupt for a
-  // record that is not a 32-byte id and an 8-byte index.
+  // Visits the id index (event id → index) in id order, one read snapshot, dropping the pages
+  // it read as it goes; kCorrupt for a record that is not a 32-byte id and an 8-byte index.
   [[nodiscard]] virtual Status scan_ids(
       const std::function<Status(const Digest& id, uint64_t index)>& visit) const = 0;
 

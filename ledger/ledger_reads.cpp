@@ -226,9 +226,11 @@ void LedgerImpl::release_mapped_pages() const {
 Status LedgerImpl::scan_ids(
     const std::function<Status(const Digest&, uint64_t)>& visit) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
+    constexpr uint64_t kReleaseEveryRecords = 4096;
     auto cursor = lmdb::Cursor::open(txn, ids_);
     if (!cursor) return cursor.error();
     MDB_val k, v;
+    uint64_t records = 0;
     int rc = (*cursor)->get(k, v, MDB_FIRST);
     for (; rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
       if (k.mv_size != sizeof(Digest) || v.mv_size != 8) {
@@ -239,7 +241,11 @@ Status LedgerImpl::scan_ids(
       Digest id;
       std::memcpy(id.data(), k.mv_data, id.size());
       EVL_RETURN_IF_ERROR(visit(id, get_u64_be(static_cast<const uint8_t*>(v.mv_data))));
+      // The leaves lie all over the map (each with the 15 pages the kernel maps around it):
+      // drop them now and then, so that a pass over the whole index stays small.
+      if (++records % kReleaseEveryRecords == 0) release_map_locked();
     }
+    release_map_locked();
     if (rc != MDB_NOTFOUND) return lmdb::error(rc, "cannot read the ids database");
     return Status::ok();
   });
