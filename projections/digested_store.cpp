@@ -9,37 +9,27 @@ Result<ProjectionAccumulator> DigestTracker::update(const KeyValueStore& store) 
     sums_ = *scanned;
     return *sums_;
   }
-  EVL_RETURN_IF_ERROR(apply_changes(store));
+  for (const std::string& key : changed_) {
+    auto now = store.get(key);
+    if (!now) return now.error();  // the tracker is then unusable: its transaction aborts
+    if (*now) sums_->add(key, **now);
+  }
+  changed_.clear();
   return *sums_;
 }
 
 void DigestTracker::forget() {
   sums_.reset();
-  before_.clear();
-  before_bytes_ = 0;
-}
-
-Status DigestTracker::apply_changes(const KeyValueStore& store) {
-  for (const auto& [key, before] : before_) {
-    auto now = store.get(key);
-    if (!now) return now.error();
-    if (*now == before) continue;
-    if (before) sums_->remove(key, *before);
-    if (*now) sums_->add(key, **now);
-  }
-  before_.clear();
-  before_bytes_ = 0;
-  return Status::ok();
+  changed_.clear();
 }
 
 Status DigestTracker::before_write(const KeyValueStore& store, std::string_view key) {
   if (!sums_) return Status::ok();  // a full scan will count everything
-  if (before_.find(key) != before_.end()) return Status::ok();
-  if (before_bytes_ > max_remembered_bytes_) EVL_RETURN_IF_ERROR(apply_changes(store));
-  auto value = store.get(key);
-  if (!value) return value.error();
-  before_bytes_ += key.size() + (*value ? (*value)->size() : 0);
-  before_.emplace(std::string(key), std::move(*value));
+  if (changed_.find(key) != changed_.end()) return Status::ok();
+  auto before = store.get(key);
+  if (!before) return before.error();
+  if (*before) sums_->remove(key, **before);
+  changed_.emplace(key);
   return Status::ok();
 }
 

@@ -1,11 +1,12 @@
 // projections/digested_store.h — the projection digest kept up to date as the state changes.
 //
-// A DigestTracker holds the accumulator (projections/digest.h) of a store and the records
+// A DigestTracker holds the accumulator (projections/digest.h) of a store and the keys
 // changed since it was last brought up to date. A DigestedStore is a KeyValueStore decorator
-// through which the fold writes: before the first put or erase of a key it remembers the key's
-// value as it was. update() then subtracts each changed key's old record and adds its current
-// one, so a record written many times between updates (the "#/next" counter, a run view that
-// several events of one commit touch) is hashed twice, not once per write.
+// through which the fold writes: before the first put or erase of a key it subtracts the key's
+// record as it was, and remembers the key. update() then adds each remembered key's current
+// record, so a record written many times between updates (the "#/next" counter, a run view that
+// several events of one commit touch) is hashed twice, not once per write, and only keys are
+// held in memory.
 //
 // When the tracker does not know the sums (a store written without it, or emptied and refolded
 // by a rebuild), it tracks nothing and update() scans the whole store once.
@@ -18,9 +19,8 @@
 // Thread safety: one thread at a time, like the store.
 #pragma once
 
-#include <cstddef>
-#include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "projections/digest.h"
@@ -30,14 +30,8 @@ namespace evl {
 
 class DigestTracker {
  public:
-  // Above this many bytes of remembered old values the tracker folds them into the sums early,
-  // so that a huge commit holds a bounded copy of the old state.
-  static constexpr size_t kMaxRememberedBytes = 64u << 20;
-
   // `sums`: the accumulator of the store as it is now, or nullopt when unknown.
-  explicit DigestTracker(std::optional<ProjectionAccumulator> sums,
-                         size_t max_remembered_bytes = kMaxRememberedBytes)
-      : sums_(std::move(sums)), max_remembered_bytes_(max_remembered_bytes) {}
+  explicit DigestTracker(std::optional<ProjectionAccumulator> sums) : sums_(std::move(sums)) {}
 
   // Brings the sums up to date with `store` (the changes tracked since the last update, or a
   // full scan when they were unknown) and returns them. The store's errors unchanged.
@@ -51,16 +45,13 @@ class DigestTracker {
 
  private:
   friend class DigestedStore;
-  // Remembers `key`'s current value in `store` unless already remembered since the last
-  // update. Applies the changes so far first when the remembered values grow too large.
+  // Unless `key` changed since the last update: subtracts its record in `store` (if any) from
+  // the sums and remembers the key.
   [[nodiscard]] Status before_write(const KeyValueStore& store, std::string_view key);
-  Status apply_changes(const KeyValueStore& store);
 
+  // The sums without the records of `changed_`; nullopt when unknown.
   std::optional<ProjectionAccumulator> sums_;
-  // Key → its value at the last update (nullopt: absent then).
-  std::map<std::string, std::optional<std::string>, std::less<>> before_;
-  size_t before_bytes_ = 0;
-  size_t max_remembered_bytes_;
+  std::set<std::string, std::less<>> changed_;
 };
 
 class DigestedStore final : public KeyValueStore {

@@ -169,8 +169,7 @@ TEST_CASE("the incremental digest equals the from-scratch digest over random put
     }
     std::optional<ProjectionAccumulator> start;
     if (seed % 3 != 0) start = accumulate_projection_store(inner).value();
-    // A small bound on remembered bytes in some runs, so updates also happen mid-sequence.
-    DigestTracker tracker(start, seed % 2 == 0 ? 500 : DigestTracker::kMaxRememberedBytes);
+    DigestTracker tracker(start);
     DigestedStore store(inner, tracker);
     for (int step = 0; step < 200; ++step) {
       std::string key = random_key(rng);
