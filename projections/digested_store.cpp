@@ -23,23 +23,27 @@ void DigestTracker::forget() {
   changed_.clear();
 }
 
-Status DigestTracker::before_write(const KeyValueStore& store, std::string_view key) {
+Status DigestTracker::before_write(const KeyValueStore& store, std::string_view key,
+                                   std::optional<std::string_view> value) {
   if (!sums_) return Status::ok();  // a full scan will count everything
   if (changed_.find(key) != changed_.end()) return Status::ok();
-  auto before = store.get(key);
-  if (!before) return before.error();
-  if (*before) sums_->remove(key, **before);
+  auto current = store.get(key);
+  if (!current) return current.error();
+  if (current->has_value() == value.has_value() && (!value || **current == *value)) {
+    return Status::ok();  // the record stays as it is
+  }
+  if (*current) sums_->remove(key, **current);
   changed_.emplace(key);
   return Status::ok();
 }
 
 Status DigestedStore::put(std::string_view key, std::string_view value) {
-  EVL_RETURN_IF_ERROR(tracker_.before_write(inner_, key));
+  EVL_RETURN_IF_ERROR(tracker_.before_write(inner_, key, value));
   return inner_.put(key, value);
 }
 
 Status DigestedStore::erase(std::string_view key) {
-  EVL_RETURN_IF_ERROR(tracker_.before_write(inner_, key));
+  EVL_RETURN_IF_ERROR(tracker_.before_write(inner_, key, std::nullopt));
   return inner_.erase(key);
 }
 

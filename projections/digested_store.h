@@ -19,9 +19,12 @@
 // Thread safety: one thread at a time, like the store.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
 #include "projections/digest.h"
 #include "projections/store.h"
@@ -46,12 +49,22 @@ class DigestTracker {
  private:
   friend class DigestedStore;
   // Unless `key` changed since the last update: subtracts its record in `store` (if any) from
-  // the sums and remembers the key.
-  [[nodiscard]] Status before_write(const KeyValueStore& store, std::string_view key);
+  // the sums and remembers the key. `value` is the value about to be written (nullopt for an
+  // erase): writing back the value a key already has changes nothing, so it is not tracked.
+  [[nodiscard]] Status before_write(const KeyValueStore& store, std::string_view key,
+                                    std::optional<std::string_view> value);
+
+  // Transparent hashing, so that lookups by string_view do not copy the key.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>()(key); }
+  };
 
   // The sums without the records of `changed_`; nullopt when unknown.
   std::optional<ProjectionAccumulator> sums_;
-  std::set<std::string, std::less<>> changed_;
+  // Unordered on purpose: the sums are added mod 2^16, so the order of update()'s additions
+  // cannot show in the digest, and a commit may change tens of thousands of keys.
+  std::unordered_set<std::string, KeyHash, std::equal_to<>> changed_;
 };
 
 class DigestedStore final : public KeyValueStore {
