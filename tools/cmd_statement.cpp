@@ -2,6 +2,7 @@
 // checkpoint (projections/FORMAT.md, "Projection digest").
 #include <nlohmann/json.hpp>
 
+#include "keys/note.h"
 #include "projections/digest.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
@@ -33,10 +34,29 @@ int run_statement(const Args& args) {
   }
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
+  const bool newest = !size;
+  if (newest) {
+    auto checkpoint = ledger_checkpoint(**ledger, std::nullopt, "size");
+    if (!checkpoint) return fail(checkpoint.error());
+    size = checkpoint->checkpoint.size;
+  }
   auto note = (*ledger)->statement(size);
   if (!note && note.error().code() == Code::kNotFound) {
-    return fail(not_found(note.error().message() + "; the newest checkpoint is of size " +
-                          newest_size_text(**ledger)));
+    std::string latest = "does not exist";
+    if (auto stated = (*ledger)->statement()) {
+      auto parsed = parse_note(*stated);
+      auto statement = parsed ? parse_projection_statement(parsed->text)
+                              : Result<ProjectionStatement>(parsed.error());
+      if (statement) latest = "is of size " + std::to_string(statement->size);
+    }
+    return fail(not_found(
+        (newest ? "the newest checkpoint, of size " + std::to_string(*size) +
+                      ", has no statement: it was signed by a writer without projections or "
+                      "an evledger from before statements; any append or 'evledger rebuild' "
+                      "adds one"
+                : note.error().message() + "; the newest checkpoint is of size " +
+                      newest_size_text(**ledger)) +
+        "; the newest statement " + latest));
   }
   if (!note) return fail(note.error().with_context("statement"));
   auto key = (*ledger)->log_verifier();

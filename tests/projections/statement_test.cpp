@@ -13,6 +13,7 @@
 #include "projections/query.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/test_support.h"
+#include "tools/commands.h"
 
 namespace evl {
 namespace {
@@ -388,6 +389,37 @@ TEST_CASE("a changed projection record or a forged statement is caught",
     REQUIRE_FALSE(opened.has_value());
     CHECK(opened.error().code() == Code::kRejected);
   }
+}
+
+TEST_CASE("the statement and rebuild --check commands on checkpoints without a statement",
+          "[projections][statement][cli]") {
+  TempDir dir;
+  Cast cast;
+  const std::vector<std::string> statement = {"--ledger", dir.str()};
+  const std::vector<std::string> check = {"--ledger", dir.str(), "--check"};
+  {
+    auto ledger = open_ledger(dir, false);  // no projections: checkpoints, no statements
+    append_all(*ledger, cast.prologue_entries());
+  }
+  CHECK(cli::cmd_statement(statement) == 1);
+  CHECK(cli::cmd_rebuild(check) == 1);  // nothing to check is not a pass
+  uint64_t stated = 0;
+  {
+    auto ledger = open_ledger(dir);  // a writer with projections states the newest checkpoint
+    stated = ledger->size();
+  }
+  CHECK(cli::cmd_statement(statement) == 0);
+  CHECK(cli::cmd_rebuild(check) == 0);
+  {
+    auto ledger = open_ledger(dir, false);
+    append_activity(*ledger, cast, 0, 1);
+  }
+  // The newest checkpoint has none; the one before has; the check passes on what there is.
+  CHECK(cli::cmd_statement(statement) == 1);
+  CHECK(cli::cmd_statement({"--ledger", dir.str(), "--size", std::to_string(stated)}) == 0);
+  CHECK(cli::cmd_rebuild(check) == 0);
+  CHECK(cli::cmd_statement({"--ledger", dir.str(), "--size", "x"}) == 2);
+  CHECK(cli::cmd_statement({"--ledger", dir.str() + "/none"}) == 3);
 }
 
 TEST_CASE("the auditor's fold refuses sizes that do not ascend", "[projections][statement]") {
