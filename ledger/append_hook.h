@@ -6,6 +6,13 @@
 // entries. `Ledger::rebuild_state` empties that database and lets the hook fold the whole log
 // again in one transaction, so readers see the old state until the new one is complete.
 //
+// A write transaction that stages entries (or a rebuild) runs begin_transaction(), on_entry()
+// per entry (or rebuild()), then seal(), which returns the text of the statement about the
+// state at the transaction's size; the writer signs it with the log key and stores it beside
+// that size's checkpoint (ledger/STORAGE.md, "statements"). The hook may keep bookkeeping about
+// its state (the projections keep the digest's sums) in a second store, the "projection_sums"
+// database: it commits with the state and is not part of it.
+//
 // Errors: a hook's non-ok Status aborts the commit; every entry of the group then fails with it.
 // Thread safety: the hook runs on the writer thread only (or the rebuilding thread).
 #pragma once
@@ -43,6 +50,7 @@ using EntryScanner = std::function<Status(
 
 struct AppendContext {
   KeyValueStore& store;   // the "projections" database, in the current write transaction
+  KeyValueStore& sums;    // the hook's bookkeeping ("projection_sums"), same transaction
   const KeyPolicy& keys;  // the key state including this entry
   EntryScanner scan;      // the log so far, including entries staged in this transaction
 };
@@ -50,6 +58,9 @@ struct AppendContext {
 class AppendHook {
  public:
   virtual ~AppendHook() = default;
+  // A write transaction starts: whatever the hook holds about an earlier one that did not reach
+  // seal() (it aborted, or is being staged again after the map grew) is void.
+  virtual void begin_transaction() = 0;
   // Entry `index` was staged; `keys` already includes it.
   [[nodiscard]] virtual Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
                                         const EventBody& body) = 0;
@@ -58,6 +69,11 @@ class AppendHook {
   // How many entries the state has folded (the ledger rebuilds it at open when this differs
   // from the log's size: a ledger written before the hook existed, or without it).
   [[nodiscard]] virtual Result<uint64_t> applied_size(const KeyValueStore& store) const = 0;
+  // Ends the transaction's work: brings the bookkeeping in `context.sums` up to date and returns
+  // the statement text the log key signs about the state of `size` entries of log `origin`.
+  // kCorrupt when the state does not cover exactly `size` entries.
+  [[nodiscard]] virtual Result<std::string> seal(AppendContext& context, std::string_view origin,
+                                                 uint64_t size) = 0;
 };
 
 }  // namespace evl

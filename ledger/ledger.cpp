@@ -21,6 +21,7 @@
 
 #include "events/observation.h"
 #include "keys/checkpoint.h"
+#include "keys/note.h"
 #include "ledger/internal/ledger_impl.h"
 #include "ledger/internal/lmdb.h"
 #include "ledger/internal/lmdb_kv.h"
@@ -129,6 +130,18 @@ Status LedgerImpl::open_env(bool create) {
     if (rc == MDB_NOTFOUND) {
       return corrupt("ledger " + dir_ + " has no '" + n.name +
                      "' database: it is not an evledger ledger or it is damaged");
+    }
+    if (rc != 0) return lmdb::error(rc, std::string("cannot open database ") + n.name);
+  }
+  // Added with statements: an older ledger opened read-only has neither, which is no error
+  // (it has no statements to read); any writer creates them.
+  Named added[] = {{"statements", &statements_}, {"projection_sums", &sums_}};
+  has_statements_ = true;
+  for (auto& n : added) {
+    rc = mdb_dbi_open(txn->get(), n.name, dbi_flags, n.dbi);
+    if (rc == MDB_NOTFOUND && read_only_) {
+      has_statements_ = false;
+      continue;
     }
     if (rc != 0) return lmdb::error(rc, std::string("cannot open database ") + n.name);
   }
@@ -244,7 +257,51 @@ Status LedgerImpl::catch_up_state() {
     applied = *n;
     return Status::ok();
   }));
-  return applied == size() ? Status::ok() : rebuild_state();
+  if (applied != size()) return reseal_state(true);
+  if (!maintain_tree_ || size() == 0) return Status::ok();
+  auto stored = statement(size());
+  if (stored) return Status::ok();
+  if (stored.error().code() != Code::kNotFound) return stored.error();
+  return reseal_state(false);
+}
+
+Status LedgerImpl::store_statement(lmdb::Txn& txn, const KeyPolicy& keys, uint64_t size,
+                                   bool checkpointed, StatementMode mode, int& rc) {
+  if (!keys.genesis()) return Status::ok();  // an empty log: nothing to state
+  const std::string& origin = keys.genesis()->origin;
+  lmdb::TxnKeyValueStore state(txn, state_, true), sums(txn, sums_, true);
+  AppendContext context{state, sums, keys, scanner(txn)};
+  auto text = hook_->seal(context, origin, size);
+  if (state.map_full() || sums.map_full()) rc = MDB_MAP_FULL;
+  if (!text) return text.error().with_context("sealing the state of " + std::to_string(size));
+  if (!checkpointed) {
+    auto checkpoint = txn.get(checkpoints_, u64_be(size));
+    if (!checkpoint && checkpoint.error().code() == Code::kNotFound) return Status::ok();
+    if (!checkpoint) return checkpoint.error();
+  }
+  const std::string what = "the statement about the state of " + std::to_string(size) + " entries";
+  if (mode == StatementMode::kSameOrAdd) {
+    auto existing = txn.get(statements_, u64_be(size));
+    if (existing) {
+      auto note = parse_note(as_chars(*existing));
+      if (note && note->text == *text) return Status::ok();
+      return corrupt(what + " that the log key signed says\n" +
+                     (note ? note->text : std::string("(an unreadable note)\n")) +
+                     "but the state folded from the log gives\n" + *text +
+                     "(a bug in evledger, a tampered statement, or state changed outside "
+                     "evledger); run 'evledger rebuild --check'");
+    }
+    if (existing.error().code() != Code::kNotFound) return existing.error();
+  }
+  auto note = sign_note(*text, *log_key_);
+  if (!note) return note.error().with_context("cannot sign " + what);
+  rc = txn.put(statements_, u64_be(size), as_bytes(*note),
+               mode == StatementMode::kNew ? MDB_NOOVERWRITE : 0);
+  if (rc == MDB_KEYEXIST) {
+    return corrupt(what + " is already stored: the statements run ahead of the log");
+  }
+  if (rc != 0) return lmdb::error(rc, "cannot store " + what);
+  return Status::ok();
 }
 
 Status LedgerImpl::store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
@@ -419,10 +476,10 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
         EVL_RETURN_IF_ERROR(tree_store::append_record(txn, tree_, next, item.leaf, edge, rc));
       }
       if (hook_) {
-        lmdb::TxnKeyValueStore state(txn, state_, true);
-        AppendContext context{state, changed ? *changed : policy_, scanner(txn)};
+        lmdb::TxnKeyValueStore state(txn, state_, true), sums(txn, sums_, true);
+        AppendContext context{state, sums, changed ? *changed : policy_, scanner(txn)};
         Status hooked = hook_->on_entry(context, next, item.checked.id, item.checked.body);
-        if (state.map_full()) rc = MDB_MAP_FULL;
+        if (state.map_full() || sums.map_full()) rc = MDB_MAP_FULL;
         if (!hooked) return hooked.with_context("entry " + std::to_string(next));
       }
       outcome.index = next++;
@@ -460,10 +517,15 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
         failure = txn.error();
         break;
       }
+      if (hook_) hook_->begin_transaction();
       failure = stage_group(*txn, group, changed, edge, next, rc);
+      const KeyPolicy& policy = changed ? *changed : policy_;
       if (failure.is_ok() && next > start && maintain_tree_) {
-        const KeyPolicy& policy = changed ? *changed : policy_;
         failure = store_checkpoint(*txn, policy.genesis()->origin, next, signed_checkpoint, rc);
+      }
+      if (failure.is_ok() && next > start && hook_) {
+        // The statement about the state at this checkpoint (or, without a tree, the sums only).
+        failure = store_statement(*txn, policy, next, maintain_tree_, StatementMode::kNew, rc);
       }
       if (failure.is_ok()) {
         rc = txn->commit_code();
@@ -501,6 +563,10 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
 Status LedgerImpl::rebuild_state() {
   if (!hook_) return usage_error("this ledger was opened without projections to rebuild");
   if (read_only_) return usage_error("ledger " + dir_ + " is open read-only");
+  return reseal_state(true);
+}
+
+Status LedgerImpl::reseal_state(bool refold) {
   for (;;) {
     int rc = 0;
     Status status;
@@ -508,16 +574,24 @@ Status LedgerImpl::rebuild_state() {
       std::shared_lock lock(resize_mu_);
       auto txn = lmdb::Txn::begin(env_, true);
       if (!txn) return txn.error();
-      rc = mdb_drop(txn->get(), state_, 0);
-      if (rc != 0) return lmdb::error(rc, "cannot empty the projections");
       // The log as this transaction sees it (the writer thread may publish its size late).
       auto size = log_size(*txn);
       if (!size) return size.error();
       KeyPolicy keys = policy();  // the hook derives key state from the entries it scans
-      lmdb::TxnKeyValueStore state(*txn, state_, true);
-      AppendContext context{state, keys, scanner(*txn)};
-      status = hook_->rebuild(context, *size);
-      if (state.map_full()) rc = MDB_MAP_FULL;
+      hook_->begin_transaction();
+      if (refold) {
+        for (MDB_dbi dbi : {state_, sums_}) {
+          rc = mdb_drop(txn->get(), dbi, 0);
+          if (rc != 0) return lmdb::error(rc, "cannot empty the projections");
+        }
+        lmdb::TxnKeyValueStore state(*txn, state_, true), sums(*txn, sums_, true);
+        AppendContext context{state, sums, keys, scanner(*txn)};
+        status = hook_->rebuild(context, *size);
+        if (state.map_full() || sums.map_full()) rc = MDB_MAP_FULL;
+      }
+      if (status) {
+        status = store_statement(*txn, keys, *size, false, StatementMode::kSameOrAdd, rc);
+      }
       if (status) {
         rc = txn->commit_code();
         if (rc == 0) return Status::ok();

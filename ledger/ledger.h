@@ -133,6 +133,19 @@ class Ledger {
       const std::function<Status(uint64_t size, std::string_view note)>& visit) const = 0;
   // The log's verifier key, from the genesis (name = origin). kNotFound before the genesis.
   [[nodiscard]] virtual Result<VerifierKey> log_verifier() const = 0;
+
+  // --- signed statements about the hook's state (projections/digest.h), one per checkpoint ---
+  // Every commit made with a hook stores, beside its checkpoint, a signed note by the log key
+  // whose text the hook gives for the state of that size (the projections: their digest).
+  // Commits made without a hook, or by an evledger from before statements, have none.
+
+  // The newest statement, or the one for exactly `size` entries. kNotFound when there is none
+  // (naming why); not an error in itself for an older ledger.
+  [[nodiscard]] virtual Result<std::string> statement(
+      std::optional<uint64_t> size = std::nullopt) const = 0;
+  // Visits every stored statement, oldest first; the text is valid during the call only.
+  [[nodiscard]] virtual Status scan_statements(
+      const std::function<Status(uint64_t size, std::string_view note)>& visit) const = 0;
 };
 
 }  // namespace evl

@@ -148,6 +148,49 @@ Status LedgerImpl::scan_checkpoints(
   });
 }
 
+Result<std::string> LedgerImpl::statement(std::optional<uint64_t> size) const {
+  if (!has_statements_) {
+    return not_found("ledger " + dir_ + " has no statements: it was written by an evledger "
+                     "from before them; any append or 'evledger rebuild' adds the newest");
+  }
+  return with_read([&](lmdb::Txn& txn) -> Result<std::string> {
+    if (size) {
+      auto v = txn.get(statements_, u64_be(*size));
+      if (!v && v.error().code() == Code::kNotFound) {
+        return not_found("no statement was signed at size " + std::to_string(*size) +
+                         " (one is signed with every checkpoint a writer with projections "
+                         "makes)");
+      }
+      if (!v) return v.error();
+      return std::string(as_chars(*v));
+    }
+    auto cursor = lmdb::Cursor::open(txn, statements_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    int rc = (*cursor)->get(k, v, MDB_LAST);
+    if (rc == MDB_NOTFOUND) return not_found("the ledger has no statement yet");
+    if (rc != 0) return lmdb::error(rc, "cannot read the statements");
+    return std::string(as_chars(lmdb::view(v)));
+  });
+}
+
+Status LedgerImpl::scan_statements(
+    const std::function<Status(uint64_t, std::string_view)>& visit) const {
+  if (!has_statements_) return Status::ok();
+  return with_read([&](lmdb::Txn& txn) -> Status {
+    auto cursor = lmdb::Cursor::open(txn, statements_);
+    if (!cursor) return cursor.error();
+    MDB_val k, v;
+    int rc;
+    for (rc = (*cursor)->get(k, v, MDB_FIRST); rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
+      if (k.mv_size != 8) return corrupt("a statement key is not 8 bytes");
+      EVL_RETURN_IF_ERROR(visit(get_u64_be(static_cast<const uint8_t*>(k.mv_data)),
+                                as_chars(lmdb::view(v))));
+    }
+    return rc == MDB_NOTFOUND ? Status::ok() : lmdb::error(rc, "cannot read the statements");
+  });
+}
+
 Result<VerifierKey> LedgerImpl::log_verifier() const {
   KeyPolicy keys = policy();
   if (!keys.genesis()) return not_found("the ledger has no genesis yet");

@@ -1,21 +1,102 @@
 #include "projections/digest.h"
 
-#include "events/bytes.h"
+#include <sodium.h>
+
+#include <cstring>
+
+#include "keys/note.h"
 
 namespace evl {
 
-Result<Digest> projection_digest(const ProjectionStore& store) {
+namespace {
+
+constexpr size_t kExpandedBytes = 2 * kProjectionLanes;
+
+// The record's 2048-byte expansion: ChaCha20 (IETF, 96-bit zero nonce, counter from 0) keyed
+// by its record hash.
+void expand(std::string_view key, std::string_view value, uint8_t out[kExpandedBytes]) {
+  Digest seed = projection_record_hash(key, value);
+  static const uint8_t kZeroNonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {};
+  crypto_stream_chacha20_ietf(out, kExpandedBytes, kZeroNonce, seed.data());
+}
+
+uint16_t lane_at(const uint8_t* bytes, size_t i) {
+  return static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+}
+
+}  // namespace
+
+Digest projection_record_hash(std::string_view key, std::string_view value) {
+  Sha256 hasher;
+  hasher.update(kProjectionRecordDomain);
+  hasher.update(ByteView(u64_be(key.size())));
+  hasher.update(key);
+  hasher.update(ByteView(u64_be(value.size())));
+  hasher.update(value);
+  return hasher.finish();
+}
+
+void ProjectionAccumulator::add(std::string_view key, std::string_view value) {
+  uint8_t bytes[kExpandedBytes];
+  expand(key, value, bytes);
+  for (size_t i = 0; i < kProjectionLanes; ++i) {
+    lanes_[i] = static_cast<uint16_t>(lanes_[i] + lane_at(bytes, i));
+  }
+  ++count_;
+}
+
+void ProjectionAccumulator::remove(std::string_view key, std::string_view value) {
+  uint8_t bytes[kExpandedBytes];
+  expand(key, value, bytes);
+  for (size_t i = 0; i < kProjectionLanes; ++i) {
+    lanes_[i] = static_cast<uint16_t>(lanes_[i] - lane_at(bytes, i));
+  }
+  --count_;  // mod 2^64, like the lanes: removing what was added restores the sums exactly
+}
+
+Bytes ProjectionAccumulator::serialize() const {
+  Bytes out(kSerializedSize);
+  put_u64_be(count_, out.data());
+  for (size_t i = 0; i < kProjectionLanes; ++i) {
+    out[8 + 2 * i] = static_cast<uint8_t>(lanes_[i] & 0xff);
+    out[8 + 2 * i + 1] = static_cast<uint8_t>(lanes_[i] >> 8);
+  }
+  return out;
+}
+
+Result<ProjectionAccumulator> ProjectionAccumulator::parse(ByteView bytes) {
+  if (bytes.size() != kSerializedSize) {
+    return corrupt("a projection accumulator is " + std::to_string(kSerializedSize) +
+                   " bytes, not " + std::to_string(bytes.size()));
+  }
+  ProjectionAccumulator out;
+  out.count_ = get_u64_be(bytes.data());
+  for (size_t i = 0; i < kProjectionLanes; ++i) out.lanes_[i] = lane_at(bytes.data() + 8, i);
+  return out;
+}
+
+Digest ProjectionAccumulator::digest() const {
+  Bytes sums = serialize();  // u64be(count) ‖ lanes: exactly what follows the domain
   Sha256 hasher;
   hasher.update(kProjectionDigestDomain);
+  hasher.update(ByteView(sums));
+  return hasher.finish();
+}
+
+Result<ProjectionAccumulator> accumulate_projection_store(const ProjectionStore& store) {
+  ProjectionAccumulator sums;
   Status s = store.scan("", [&](std::string_view key, std::string_view value) {
-    hasher.update(ByteView(u64_be(key.size())));
-    hasher.update(key);
-    hasher.update(ByteView(u64_be(value.size())));
-    hasher.update(value);
+    sums.add(key, value);
     return true;
   });
   if (!s) return s;
-  return hasher.finish();
+  return sums;
+}
+
+Result<Digest> projection_digest(const ProjectionStore& store) {
+  auto sums = accumulate_projection_store(store);
+  if (!sums) return sums.error();
+  return sums->digest();
 }
 
 std::string projection_statement(std::string_view origin, uint64_t size, const Digest& digest) {
@@ -27,6 +108,53 @@ std::string projection_statement(std::string_view origin, uint64_t size, const D
   out += base64_encode(digest);
   out += '\n';
   return out;
+}
+
+Result<ProjectionStatement> parse_projection_statement(std::string_view text) {
+  if (text.substr(0, kProjectionDigestDomain.size()) != kProjectionDigestDomain) {
+    return rejected("a projection statement starts with the line " +
+                    std::string(kProjectionDigestDomain.substr(
+                        0, kProjectionDigestDomain.size() - 1)));
+  }
+  std::string_view rest = text.substr(kProjectionDigestDomain.size());
+  std::string_view lines[3];
+  for (auto& line : lines) {
+    size_t end = rest.find('\n');
+    if (end == std::string_view::npos) {
+      return rejected("a projection statement has four lines, each ending in a newline");
+    }
+    line = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+  }
+  if (!rest.empty()) return rejected("a projection statement has nothing after its digest line");
+  ProjectionStatement out;
+  if (lines[0].empty()) return rejected("the statement's origin line is empty");
+  out.origin = std::string(lines[0]);
+  auto size = parse_u64(lines[1]);
+  if (!size || std::to_string(*size) != lines[1]) {
+    return rejected("the statement's size line '" + std::string(lines[1]) +
+                    "' is not a decimal number without leading zeros");
+  }
+  out.size = *size;
+  auto digest = base64_decode(lines[2]);
+  if (!digest || digest->size() != out.digest.size()) {
+    return rejected("the statement's digest line is not the base64 of 32 bytes");
+  }
+  std::memcpy(out.digest.data(), digest->data(), out.digest.size());
+  return out;
+}
+
+Result<ProjectionStatement> open_projection_statement(std::string_view note,
+                                                      const VerifierKey& log_key) {
+  auto opened = open_note(note, std::span<const VerifierKey>(&log_key, 1));
+  if (!opened) return opened.error().with_context("projection statement");
+  auto statement = parse_projection_statement(opened->text);
+  if (!statement) return statement.error();
+  if (statement->origin != log_key.name) {
+    return rejected("projection statement origin '" + statement->origin +
+                    "' is not the log key's name '" + log_key.name + "'");
+  }
+  return statement;
 }
 
 }  // namespace evl

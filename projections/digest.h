@@ -1,33 +1,93 @@
-// projections/digest.h — one hash over the whole projection state, and the statement the log
-// key signs about it.
+// projections/digest.h — one hash over the whole projection state, kept up to date as the state
+// changes, and the statement the log key signs about it.
 //
-// projection_digest = SHA-256 of the bytes
-//     "evledger/projections/v1\n"
-//     then, for every key of the store in byte order:
-//     u64be(key length) ‖ key ‖ u64be(value length) ‖ value
-// (projections/FORMAT.md draws it). Two stores with the same contents have the same digest;
-// any difference in any key or value changes it. An auditor rebuilds the projections from the
-// log prefix of the stated size and compares digests.
+// The digest is a homomorphic set hash (LtHash16) over the store's records, so that a change
+// of one record changes it in time independent of the store's size:
+//     record_hash(k, v) = SHA-256("evledger/projections/v2 record\n" ‖ u64be(len k) ‖ k ‖
+//                                 u64be(len v) ‖ v)
+//     expand(k, v)      = 2048 bytes of ChaCha20 (IETF, zero nonce) keyed by record_hash(k, v),
+//                         read as 1024 little-endian uint16 lanes
+//     lanes             = the lane-wise sum mod 2^16 of expand(k, v) over every record
+//     projection_digest = SHA-256("evledger/projections/v2\n" ‖ u64be(record count) ‖ lanes)
+// with the lanes written as 1024 little-endian uint16 (projections/FORMAT.md draws it, with a
+// worked example). Two stores with the same records have the same digest, whatever the order in
+// which they were written; replacing a record subtracts its old expansion and adds the new one.
 //
-// Thread safety: pure functions over a store the caller reads in one snapshot.
+// Thread safety: ProjectionAccumulator is a value type; the functions are pure over a store the
+// caller reads in one snapshot.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "events/bytes.h"
 #include "events/sha256.h"
 #include "events/status.h"
+#include "keys/key.h"
 #include "projections/store.h"
 
 namespace evl {
 
-inline constexpr std::string_view kProjectionDigestDomain = "evledger/projections/v1\n";
+// Bump the version in both, and in projections/FORMAT.md, together.
+inline constexpr std::string_view kProjectionDigestDomain = "evledger/projections/v2\n";
+inline constexpr std::string_view kProjectionRecordDomain = "evledger/projections/v2 record\n";
 
+inline constexpr size_t kProjectionLanes = 1024;
+
+// The LtHash16 sums of a set of records and their count.
+class ProjectionAccumulator {
+ public:
+  // The byte length of serialize(): u64be(count) ‖ 1024 little-endian uint16 lanes.
+  static constexpr size_t kSerializedSize = 8 + 2 * kProjectionLanes;
+
+  void add(std::string_view key, std::string_view value);
+  void remove(std::string_view key, std::string_view value);
+  Digest digest() const;
+
+  uint64_t count() const { return count_; }
+  const std::array<uint16_t, kProjectionLanes>& lanes() const { return lanes_; }
+
+  Bytes serialize() const;
+  // kCorrupt unless `bytes` is kSerializedSize long.
+  static Result<ProjectionAccumulator> parse(ByteView bytes);
+
+  friend bool operator==(const ProjectionAccumulator&, const ProjectionAccumulator&) = default;
+
+ private:
+  std::array<uint16_t, kProjectionLanes> lanes_{};
+  uint64_t count_ = 0;
+};
+
+// SHA-256(kProjectionRecordDomain ‖ u64be(len key) ‖ key ‖ u64be(len value) ‖ value).
+Digest projection_record_hash(std::string_view key, std::string_view value);
+
+// The accumulator of every record of the store, from one full scan (the slow path: rebuilds,
+// audits and tests; the ledger keeps it incrementally, projections/digested_store.h).
+Result<ProjectionAccumulator> accumulate_projection_store(const ProjectionStore& store);
+
+// accumulate_projection_store(store)->digest().
 Result<Digest> projection_digest(const ProjectionStore& store);
 
-// "evledger/projections/v1\n<origin>\n<size>\n<base64 digest>\n": the body of the signed note
-// the server publishes (signed by the log key).
+// "evledger/projections/v2\n<origin>\n<size>\n<base64 digest>\n": the body of the signed note
+// the ledger stores for every checkpoint (signed by the log key).
 std::string projection_statement(std::string_view origin, uint64_t size, const Digest& digest);
+
+struct ProjectionStatement {
+  std::string origin;
+  uint64_t size = 0;
+  Digest digest{};
+};
+
+// Parses a statement body strictly (the exact form projection_statement writes); kRejected
+// naming the line otherwise.
+Result<ProjectionStatement> parse_projection_statement(std::string_view text);
+
+// Opens a signed statement note: the log key's signature must verify (keys/note.h open_note's
+// rules; other signatures are ignored), the text must parse, and its origin must be the log
+// key's name. kRejected naming the rule otherwise.
+Result<ProjectionStatement> open_projection_statement(std::string_view note,
+                                                      const VerifierKey& log_key);
 
 }  // namespace evl

@@ -1,7 +1,10 @@
 #include "projections/ledger_hook.h"
 
+#include <optional>
 #include <vector>
 
+#include "projections/digest.h"
+#include "projections/digested_store.h"
 #include "projections/projector.h"
 #include "projections/query.h"
 
@@ -42,19 +45,46 @@ Status clear(KeyValueStore& store) {
   return Status::ok();
 }
 
+// The record in "projection_sums" that holds the digest's sums:
+// u64be(the projected size they were sealed at) ‖ ProjectionAccumulator::serialize().
+constexpr std::string_view kSumsKey = "sums";
+
+// The stored sums of `store`, or nullopt when they are not known to be its sums: missing (a
+// ledger from before them), of another size than the state (written by a writer that did not
+// keep them) or damaged. The full scan that follows is the authority; the sums are a cache.
+Result<std::optional<ProjectionAccumulator>> stored_sums(const KeyValueStore& sums,
+                                                         const KeyValueStore& store) {
+  using Sums = std::optional<ProjectionAccumulator>;
+  auto record = sums.get(kSumsKey);
+  if (!record) return record.error();
+  if (!*record || (*record)->size() != 8 + ProjectionAccumulator::kSerializedSize) return Sums();
+  ByteView bytes = as_bytes(**record);
+  auto applied = projected_size(store);
+  if (!applied) return applied.error();
+  if (get_u64_be(bytes.data()) != *applied) return Sums();
+  auto parsed = ProjectionAccumulator::parse(bytes.subspan(8));
+  return parsed ? Sums(*parsed) : Sums();
+}
+
 class ProjectionHook final : public AppendHook {
  public:
+  void begin_transaction() override { tracker_.reset(); }
+
   Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
                   const EventBody& body) override {
+    EVL_RETURN_IF_ERROR(start(context));
     if (is_compromise(body) && context.keys.voids_anything()) {
       // Earlier events may have become void: fold the whole prefix again.
       EVL_RETURN_IF_ERROR(clear(context.store));
       return rebuild(context, index + 1);
     }
-    return projector_.apply(context.store, projected(index, id, body, context.keys, context.keys));
+    DigestedStore store(context.store, *tracker_);
+    return projector_.apply(store, projected(index, id, body, context.keys, context.keys));
   }
 
   Status rebuild(AppendContext& context, uint64_t size) override {
+    // The whole state is written again: its sums come from one scan at seal().
+    tracker_.emplace(std::nullopt);
     // Pass 1: the key state of the whole prefix, which says which events are void.
     KeyPolicy final_keys;
     EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
@@ -82,12 +112,96 @@ class ProjectionHook final : public AppendHook {
     return projected_size(store);
   }
 
+  Result<std::string> seal(AppendContext& context, std::string_view origin,
+                           uint64_t size) override {
+    auto sums = seal_sums(context, size);
+    if (!sums) return sums.error();
+    return projection_statement(origin, size, sums->digest());
+  }
+
+  // seal() without the statement: stores and returns the sums of the state of `size` entries.
+  Result<ProjectionAccumulator> seal_sums(AppendContext& context, uint64_t size) {
+    EVL_RETURN_IF_ERROR(start(context));
+    auto applied = projected_size(context.store);
+    if (!applied) return applied.error();
+    if (*applied != size) {
+      return corrupt("the projections cover " + std::to_string(*applied) +
+                     " entries, not the " + std::to_string(size) + " of the commit");
+    }
+    auto sums = tracker_->update(context.store);
+    if (!sums) return sums.error();
+    Bytes record(8);
+    put_u64_be(size, record.data());
+    Bytes lanes = sums->serialize();
+    record.insert(record.end(), lanes.begin(), lanes.end());
+    EVL_RETURN_IF_ERROR(context.sums.put(kSumsKey, as_chars(record)));
+    tracker_.reset();  // the next transaction starts from the stored sums
+    return sums;
+  }
+
  private:
+  // The tracker of this transaction, from the stored sums on its first use.
+  Status start(AppendContext& context) {
+    if (tracker_) return Status::ok();
+    auto sums = stored_sums(context.sums, context.store);
+    if (!sums) return sums.error();
+    tracker_.emplace(std::move(*sums));
+    return Status::ok();
+  }
+
   Projector projector_;
+  std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
 };
+
+Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body) {
+  auto entry = decode_entry(bytes);
+  if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
+  auto decoded = decode_body(entry->body);
+  if (!decoded) return corrupt("entry " + std::to_string(index) + ": " + decoded.error().message());
+  id = event_id(entry->body);
+  body = std::move(*decoded);
+  return Status::ok();
+}
 
 }  // namespace
 
 std::shared_ptr<AppendHook> make_projection_hook() { return std::make_shared<ProjectionHook>(); }
+
+Status fold_projection_digests(
+    const Ledger& ledger, std::span<const uint64_t> sizes,
+    const std::function<Status(uint64_t size, const Digest& digest)>& visit) {
+  if (sizes.empty()) return Status::ok();
+  for (size_t i = 1; i < sizes.size(); ++i) {
+    if (sizes[i] <= sizes[i - 1]) return usage_error("the sizes to fold must ascend");
+  }
+  ProjectionHook hook;
+  MemoryProjectionStore state, sums;
+  KeyPolicy keys;
+  EntryScanner scanner = [&ledger](uint64_t from, uint64_t to,
+                                   const std::function<Status(uint64_t, ByteView)>& visit_entry) {
+    return ledger.scan(from, to, visit_entry);
+  };
+  size_t next = 0;
+  auto seal_at = [&](uint64_t size) -> Status {
+    AppendContext context{state, sums, keys, scanner};
+    auto sealed = hook.seal_sums(context, size);
+    if (!sealed) return sealed.error();
+    hook.begin_transaction();
+    return visit(size, sealed->digest());
+  };
+  while (next < sizes.size() && sizes[next] == 0) EVL_RETURN_IF_ERROR(seal_at(sizes[next++]));
+  if (next == sizes.size()) return Status::ok();
+  hook.begin_transaction();
+  return ledger.scan(0, sizes.back(), [&](uint64_t index, ByteView bytes) -> Status {
+    Digest id;
+    EventBody body;
+    EVL_RETURN_IF_ERROR(decode_event(index, bytes, id, body));
+    keys.apply(index, body);
+    AppendContext context{state, sums, keys, scanner};
+    EVL_RETURN_IF_ERROR(hook.on_entry(context, index, id, body));
+    if (sizes[next] == index + 1) EVL_RETURN_IF_ERROR(seal_at(sizes[next++]));
+    return Status::ok();
+  });
+}
 
 }  // namespace evl

@@ -8,15 +8,38 @@
 // prefix (for void causes), then events are folded in order with the key state as it was at
 // each one (for names and scopes).
 //
-// Thread safety: called by the ledger's writer only.
+// The hook keeps the projection digest (projections/digest.h) as it goes: every write of the
+// fold passes through a DigestedStore (projections/digested_store.h), and seal() folds the
+// changed records into the sums, stores them in the "projection_sums" database (one record,
+// "sums": u64be(projected size) ‖ the serialized accumulator; not part of the state, so not
+// digested) and returns projection_statement(origin, size, digest). Sums that are missing,
+// damaged or of another size than the state are recomputed by one full scan. A rebuild, and
+// the refold after a compromise, recompute them by one full scan at seal().
+//
+// Thread safety: the hook is called by the ledger's writer only. fold_projection_digests is a
+// pure function of the log it reads.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 
+#include "events/sha256.h"
 #include "ledger/append_hook.h"
+#include "ledger/ledger.h"
 
 namespace evl {
 
 std::shared_ptr<AppendHook> make_projection_hook();
+
+// The auditor's fold: folds the log of `ledger` from index 0 into a fresh in-memory state,
+// exactly as the hook keeps it (a compromise refolds), and calls `visit(n, digest)` with the
+// projection digest of the state of n entries for each n of `sizes` (strictly ascending, at
+// most the log's size). kUsage when the sizes do not ascend; kCorrupt when an entry does not
+// decode; the visitor's and the ledger's errors unchanged.
+[[nodiscard]] Status fold_projection_digests(
+    const Ledger& ledger, std::span<const uint64_t> sizes,
+    const std::function<Status(uint64_t size, const Digest& digest)>& visit);
 
 }  // namespace evl

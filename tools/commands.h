@@ -24,6 +24,7 @@ int cmd_verify(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_proof(const std::vector<std::string>& argv);
 int cmd_checkpoint(const std::vector<std::string>& argv);
+int cmd_statement(const std::vector<std::string>& argv);
 int cmd_export_tiles(const std::vector<std::string>& argv);
 int cmd_runs(const std::vector<std::string>& argv);
 int cmd_groups(const std::vector<std::string>& argv);

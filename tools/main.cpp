@@ -37,10 +37,11 @@ const Command kCommands[] = {
     {"show", "show one run as a person reads it, with its citation", evl::cli::cmd_show},
     {"groups", "list comparison groups and their leaders", evl::cli::cmd_groups},
     {"leaders", "list every change of a group's leader, with its cause", evl::cli::cmd_leaders},
-    {"rebuild", "rebuild the projections from the log and print their digest", evl::cli::cmd_rebuild},
+    {"rebuild", "rebuild the projections from the log and print their digest; --check audits every statement", evl::cli::cmd_rebuild},
     {"bench", "measure throughput against this machine's limits", evl::cli::cmd_bench},
     {"proof", "offline inclusion and consistency proofs: make and verify", evl::cli::cmd_proof},
     {"checkpoint", "print the log's newest (or a given size's) signed checkpoint", evl::cli::cmd_checkpoint},
+    {"statement", "print the signed projection statement of the newest (or a given size's) checkpoint", evl::cli::cmd_statement},
     {"export-tiles", "write the C2SP tlog-tiles layout: checkpoint, hash tiles, entry bundles", evl::cli::cmd_export_tiles},
 };
 

@@ -89,6 +89,9 @@ class LedgerImpl final : public Ledger {
   Status scan_checkpoints(
       const std::function<Status(uint64_t, std::string_view)>& visit) const override;
   Result<VerifierKey> log_verifier() const override;
+  Result<std::string> statement(std::optional<uint64_t> size) const override;
+  Status scan_statements(
+      const std::function<Status(uint64_t, std::string_view)>& visit) const override;
   Status read_state(
       const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const override;
   Status rebuild_state() override;
@@ -99,8 +102,20 @@ class LedgerImpl final : public Ledger {
   Status load_state();
   Status load_log_key();
   Status catch_up_tree();
-  // Rebuilds the hook's state when it does not cover the whole log.
+  // Rebuilds the hook's state when it does not cover the whole log, and adds the statement of
+  // the newest checkpoint when it is missing (a ledger written before statements existed).
   Status catch_up_state();
+  // In one write transaction: empties the hook's state and refolds it (`refold`), or keeps it;
+  // then seals it and matches or adds the statement of the current size (reseal_statement).
+  Status reseal_state(bool refold);
+  // How store_statement treats a statement already stored for the size: a commit never finds
+  // one (kCorrupt if it does); a rebuild or catch-up must find the same text (kCorrupt if not)
+  // and adds one when missing.
+  enum class StatementMode { kNew, kSameOrAdd };
+  // Seals the hook's state of `size` entries and, when a checkpoint of that size is stored (or
+  // `checkpointed`), signs the hook's statement with the log key and stores it.
+  Status store_statement(lmdb::Txn& txn, const KeyPolicy& keys, uint64_t size,
+                         bool checkpointed, StatementMode mode, int& rc);
   // Signs and stores the checkpoint for a tree of `size` entries; refuses one that is not
   // consistent with the last signed checkpoint.
   Status store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
@@ -137,6 +152,11 @@ class LedgerImpl final : public Ledger {
   MDB_env* env_ = nullptr;
   MDB_dbi entries_ = 0, ids_ = 0, key_events_ = 0, meta_ = 0, tree_ = 0, checkpoints_ = 0;
   MDB_dbi state_ = 0;  // the hook's key/value state ("projections")
+  MDB_dbi sums_ = 0;   // the hook's bookkeeping ("projection_sums")
+  MDB_dbi statements_ = 0;  // size -> the log key's signed statement about the hook's state
+  // Whether the ledger has the databases added with statements ("statements",
+  // "projection_sums"): a read-only open of an older ledger finds none.
+  bool has_statements_ = false;
   MDB_dbi manifests_ = 0;  // manifest digest -> index of its first registration
   std::shared_ptr<const SecretKey> log_key_;  // writers only
   std::string log_key_path_;

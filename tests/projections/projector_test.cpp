@@ -573,33 +573,5 @@ TEST_CASE("an observation whose manifest is not a BenchmarkRun is skipped with w
   CHECK(runs->empty());
 }
 
-TEST_CASE("the projection digest hashes every key and value in byte order",
-          "[projections][digest]") {
-  MemoryProjectionStore store;
-  REQUIRE(store.put("b", "2").is_ok());
-  REQUIRE(store.put("a", "1").is_ok());
-  std::string expected = "evledger/projections/v1\n";
-  for (const char* kv : {"a", "1", "b", "2"}) {
-    expected += std::string(7, '\0') + "\x01" + kv;
-  }
-  auto digest = projection_digest(store);
-  REQUIRE(digest.has_value());
-  CHECK(*digest == sha256(as_bytes(expected)));
-  // The worked example of projections/FORMAT.md.
-  CHECK(digest_text(*digest) ==
-        "sha256:23630e7142d161554a922db6e748a4a140a38794632cf6e69a3009e04e2b3239");
-  REQUIRE(store.put("b", "3").is_ok());
-  CHECK(projection_digest(store).value() != *digest);
-  CHECK(projection_digest(MemoryProjectionStore()).value() ==
-        sha256(as_bytes(std::string_view("evledger/projections/v1\n"))));
-}
-
-TEST_CASE("the projection statement is the documented note body", "[projections][digest]") {
-  Digest d{};
-  d.fill(0xab);
-  CHECK(projection_statement("example.org/log", 42, d) ==
-        "evledger/projections/v1\nexample.org/log\n42\n" + base64_encode(d) + "\n");
-}
-
 }  // namespace
 }  // namespace evl

@@ -12,6 +12,7 @@
 #include "events/jcs.h"
 #include "events/kernelindex.h"
 #include "projections/digest.h"
+#include "projections/digested_store.h"
 #include "projections/query.h"
 #include "tests/projections/projection_fixtures.h"
 
@@ -204,6 +205,30 @@ TEST_CASE("the incremental state equals a fresh fold of every prefix byte for by
       INFO("seed " << seed << ", prefix " << i + 1);
       REQUIRE(fresh.contents() == incremental.contents());
       CHECK(digest_of(fresh) == digest_of(incremental));
+    }
+  }
+}
+
+TEST_CASE("the digest kept through DigestedStore while folding equals a full scan at every "
+          "update",
+          "[projections][property][digest]") {
+  for (uint64_t seed = 150; seed < 160; ++seed) {
+    Stream s(seed, 120);
+    std::mt19937_64 rng(seed);
+    MemoryProjectionStore state;
+    DigestTracker tracker(ProjectionAccumulator{});  // the empty store's sums
+    Projector projector;
+    for (size_t i = 0; i < s.log.size(); ++i) {
+      DigestedStore store(state, tracker);
+      REQUIRE(projector.apply(store, s.log.events()[i]).is_ok());
+      // Updates at random points, as commits of random sizes would make them.
+      if (rng() % 5 == 0 || i + 1 == s.log.size()) {
+        INFO("seed " << seed << ", after event " << i);
+        auto sums = tracker.update(state);
+        REQUIRE(sums.has_value());
+        CHECK(sums->digest() == digest_of(state));
+        CHECK(sums->count() == state.size());
+      }
     }
   }
 }

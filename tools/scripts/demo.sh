@@ -114,8 +114,12 @@ step "one run as a reader sees it (evledger show), with a citation anyone can ve
 leader=$(head -1 "$work/runs.jsonl" | sed 's/.*"run":"\(sha256:[0-9a-f]*\)".*/\1/')
 "$E" show --ledger "$L" "$leader"
 
-step "the projections rebuilt from the log give the same digest"
+step "the projections rebuilt from the log give the same digest as the signed statement"
 "$E" rebuild --ledger "$L"
+
+step "the log key's statement about the projections, and an auditor's check of every one"
+"$E" statement --ledger "$L"
+"$E" rebuild --ledger "$L" --check
 
 step "the attestation decoded by the standard capnp tool, with no evledger code"
 "$E" get --ledger "$L" "$last" --raw | capnp convert canonical:text "$root/events/event.capnp" SignedEvent | cut -c1-160

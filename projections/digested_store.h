@@ -1,0 +1,88 @@
+// projections/digested_store.h — the projection digest kept up to date as the state changes.
+//
+// A DigestTracker holds the accumulator (projections/digest.h) of a store and the keys
+// changed since it was last brought up to date. A DigestedStore is a KeyValueStore decorator
+// through which the fold writes: before the first put or erase of a key it subtracts the key's
+// record as it was, and remembers the key. update() then adds each remembered key's current
+// record, so a record written many times between updates (the "#/next" counter, a run view that
+// several events of one commit touch) is hashed twice, not once per write, and only keys are
+// held in memory.
+//
+// When the tracker does not know the sums (a store written without it, or emptied and refolded
+// by a rebuild), it tracks nothing and update() scans the whole store once.
+//
+// Lifetimes: a DigestedStore refers to its inner store and tracker, which must outlive it; a
+// tracker refers to no store (each call names the one it reads), so one tracker may follow a
+// state through several short-lived store handles of one transaction. Every write to the
+// state between two updates must go through a DigestedStore on the tracker, or be followed
+// by forget().
+// Thread safety: one thread at a time, like the store.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "projections/digest.h"
+#include "projections/store.h"
+
+namespace evl {
+
+class DigestTracker {
+ public:
+  // `sums`: the accumulator of the store as it is now, or nullopt when unknown.
+  explicit DigestTracker(std::optional<ProjectionAccumulator> sums) : sums_(std::move(sums)) {}
+
+  // Brings the sums up to date with `store` (the changes tracked since the last update, or a
+  // full scan when they were unknown) and returns them. The store's errors unchanged.
+  [[nodiscard]] Result<ProjectionAccumulator> update(const KeyValueStore& store);
+
+  // The store was changed without the tracker (emptied, refolded): the sums are unknown until
+  // the next update's full scan, and nothing is tracked meanwhile.
+  void forget();
+
+  bool knows_sums() const { return sums_.has_value(); }
+
+ private:
+  friend class DigestedStore;
+  // Unless `key` changed since the last update: subtracts its record in `store` (if any) from
+  // the sums and remembers the key. `value` is the value about to be written (nullopt for an
+  // erase): writing back the value a key already has changes nothing, so it is not tracked.
+  [[nodiscard]] Status before_write(const KeyValueStore& store, std::string_view key,
+                                    std::optional<std::string_view> value);
+
+  // Transparent hashing, so that lookups by string_view do not copy the key.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>()(key); }
+  };
+
+  // The sums without the records of `changed_`; nullopt when unknown.
+  std::optional<ProjectionAccumulator> sums_;
+  // Unordered on purpose: the sums are added mod 2^16, so the order of update()'s additions
+  // cannot show in the digest, and a commit may change tens of thousands of keys.
+  std::unordered_set<std::string, KeyHash, std::equal_to<>> changed_;
+};
+
+class DigestedStore final : public KeyValueStore {
+ public:
+  DigestedStore(KeyValueStore& inner, DigestTracker& tracker) : inner_(inner), tracker_(tracker) {}
+
+  Result<std::optional<std::string>> get(std::string_view key) const override {
+    return inner_.get(key);
+  }
+  Status put(std::string_view key, std::string_view value) override;
+  Status erase(std::string_view key) override;
+  Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
+    return inner_.scan(prefix, visit);
+  }
+
+ private:
+  KeyValueStore& inner_;
+  DigestTracker& tracker_;
+};
+
+}  // namespace evl

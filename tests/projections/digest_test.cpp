@@ -1,0 +1,273 @@
+// The projection digest (LtHash16, projections/FORMAT.md): the worked example's bytes, a naive
+// from-scratch reference, and the incremental accumulator of DigestedStore against both over
+// random stores and random put/erase sequences.
+#include "projections/digest.h"
+
+#include <sodium.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+#include <string>
+
+#include "keys/note.h"
+#include "projections/digested_store.h"
+#include "tests/support/fixtures.h"
+
+namespace evl {
+namespace {
+
+// The reference: FORMAT.md's definition written out with nothing shared with digest.cpp but
+// SHA-256 and libsodium's ChaCha20. Slow on purpose.
+Digest reference_digest(const std::map<std::string, std::string>& records) {
+  std::vector<uint32_t> lanes(1024, 0);
+  for (const auto& [key, value] : records) {
+    std::string preimage = "evledger/projections/v2 record\n";
+    auto length = [&](size_t n) {
+      for (int shift = 56; shift >= 0; shift -= 8) preimage += static_cast<char>((n >> shift) & 0xff);
+    };
+    length(key.size());
+    preimage += key;
+    length(value.size());
+    preimage += value;
+    Digest seed = sha256(as_bytes(preimage));
+    std::vector<uint8_t> stream(2048);
+    uint8_t nonce[12] = {};
+    REQUIRE(crypto_stream_chacha20_ietf(stream.data(), stream.size(), nonce, seed.data()) == 0);
+    for (size_t i = 0; i < 1024; ++i) {
+      lanes[i] = (lanes[i] + stream[2 * i] + 256u * stream[2 * i + 1]) % 65536;
+    }
+  }
+  std::string hashed = "evledger/projections/v2\n";
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    hashed += static_cast<char>((records.size() >> shift) & 0xff);
+  }
+  for (uint32_t lane : lanes) {
+    hashed += static_cast<char>(lane & 0xff);
+    hashed += static_cast<char>(lane >> 8);
+  }
+  return sha256(as_bytes(hashed));
+}
+
+Digest digest_of(const ProjectionStore& store) {
+  auto digest = projection_digest(store);
+  REQUIRE(digest.has_value());
+  return *digest;
+}
+
+TEST_CASE("the projection digest of FORMAT.md's worked example", "[projections][digest]") {
+  MemoryProjectionStore store;
+  REQUIRE(store.put("b", "2").is_ok());
+  REQUIRE(store.put("a", "1").is_ok());
+  CHECK(hex_encode(projection_record_hash("a", "1")) ==
+        "07580a1830eda118f0bf0a7a86f27d24f866ac24c38c2780ced171456ecd0a58");
+  CHECK(hex_encode(projection_record_hash("b", "2")) ==
+        "d7e8ee58b3c606e828fa5c49a80ec30a3680f752fc0d043b56898f29253995de");
+  ProjectionAccumulator a, b;
+  a.add("a", "1");
+  b.add("b", "2");
+  auto sums = accumulate_projection_store(store);
+  REQUIRE(sums.has_value());
+  const std::pair<size_t, std::array<uint16_t, 3>> lanes[] = {
+      {0, {0x04b5, 0x07c5, 0x0c7a}},
+      {1, {0x36be, 0x8025, 0xb6e3}},
+      {2, {0x49c4, 0x1564, 0x5f28}},
+      {3, {0xd9c9, 0x7911, 0x52da}},
+      {1023, {0xeae7, 0x8cb7, 0x779e}}};
+  for (const auto& [i, want] : lanes) {
+    INFO("lane " << i);
+    CHECK(a.lanes()[i] == want[0]);
+    CHECK(b.lanes()[i] == want[1]);
+    CHECK(sums->lanes()[i] == want[2]);
+  }
+  Bytes serialized = sums->serialize();
+  REQUIRE(serialized.size() == 2056);
+  CHECK(hex_encode(ByteView(serialized.data(), 16)) == "00000000000000027a0ce3b6285fda52");
+  Digest digest = digest_of(store);
+  CHECK(digest_text(digest) ==
+        "sha256:0900c75804c3461ab65818a9de31e02c96d4ebfc4f7d359eb2788b2edccb191d");
+  CHECK(base64_encode(digest) == "CQDHWATDRhq2WBip3jHgLJbU6/xPfTWesniLLtzLGR0=");
+  CHECK(digest == reference_digest({{"a", "1"}, {"b", "2"}}));
+  CHECK(digest_text(digest_of(MemoryProjectionStore())) ==
+        "sha256:9436e1d509654a43b85a142969e2b90c611d4ec0845d873c876548ab4a56b67c");
+}
+
+TEST_CASE("the digest changes with any key or value and not with the order of writes",
+          "[projections][digest]") {
+  MemoryProjectionStore one, other;
+  REQUIRE(one.put("a", "1").is_ok());
+  REQUIRE(one.put("b", "2").is_ok());
+  REQUIRE(other.put("b", "2").is_ok());
+  REQUIRE(other.put("a", "1").is_ok());
+  const Digest base = digest_of(one);
+  CHECK(digest_of(other) == base);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"b", "3"}, {"b", ""}, {"c", "2"}, {"a", "2"}}) {
+    MemoryProjectionStore changed = one;
+    if (key == "c") {
+      REQUIRE(changed.erase("b").is_ok());
+    }
+    REQUIRE(changed.put(key, value).is_ok());
+    INFO(key << " = " << value);
+    CHECK(digest_of(changed) != base);
+  }
+  // Lengths are part of each record: moving a byte from the key to the value is a change.
+  MemoryProjectionStore shifted;
+  REQUIRE(shifted.put("ab", "").is_ok());
+  MemoryProjectionStore unshifted;
+  REQUIRE(unshifted.put("a", "b").is_ok());
+  CHECK(digest_of(shifted) != digest_of(unshifted));
+  // Removing what was added restores the sums exactly, count included.
+  ProjectionAccumulator empty;
+  ProjectionAccumulator added_and_removed;
+  added_and_removed.add("x", "y");
+  added_and_removed.remove("x", "y");
+  CHECK(added_and_removed == empty);
+}
+
+TEST_CASE("an accumulator serializes to 2,056 bytes and back, and refuses other lengths",
+          "[projections][digest]") {
+  ProjectionAccumulator sums;
+  sums.add("k", "v");
+  sums.add("r/0", std::string(3000, 'x'));
+  Bytes bytes = sums.serialize();
+  auto parsed = ProjectionAccumulator::parse(bytes);
+  REQUIRE(parsed.has_value());
+  CHECK(*parsed == sums);
+  CHECK(parsed->digest() == sums.digest());
+  bytes.pop_back();
+  CHECK(ProjectionAccumulator::parse(bytes).error().code() == Code::kCorrupt);
+}
+
+// A random key from a small space, so that puts overwrite and erases hit.
+std::string random_key(std::mt19937_64& rng) {
+  static const char* kPrefixes[] = {"#/next", "r/", "m/", "g/k/r/", "L/"};
+  std::string key = kPrefixes[rng() % 5];
+  if (key != "#/next") key += std::to_string(rng() % 40);
+  return key;
+}
+
+std::string random_value(std::mt19937_64& rng) {
+  size_t n = rng() % 5 == 0 ? 0 : rng() % 300;
+  std::string value(n, '\0');
+  for (char& c : value) c = static_cast<char>(rng());
+  return value;
+}
+
+TEST_CASE("the incremental digest equals the from-scratch digest over random put and erase "
+          "sequences",
+          "[projections][digest][property]") {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    MemoryProjectionStore inner;
+    std::map<std::string, std::string> model;
+    // A random starting store whose sums come from a scan, or are unknown.
+    for (int i = rng() % 30; i > 0; --i) {
+      std::string key = random_key(rng), value = random_value(rng);
+      REQUIRE(inner.put(key, value).is_ok());
+      model[key] = value;
+    }
+    std::optional<ProjectionAccumulator> start;
+    if (seed % 3 != 0) start = accumulate_projection_store(inner).value();
+    DigestTracker tracker(start);
+    DigestedStore store(inner, tracker);
+    for (int step = 0; step < 200; ++step) {
+      std::string key = random_key(rng);
+      if (rng() % 2 == 0) {  // a fold reads before it writes; reads change nothing
+        auto read = store.get(rng() % 4 == 0 ? random_key(rng) : key);
+        REQUIRE(read.has_value());
+      }
+      if (rng() % 4 == 0) {
+        REQUIRE(store.erase(key).is_ok());
+        model.erase(key);
+      } else {
+        std::string value = random_value(rng);
+        REQUIRE(store.put(key, value).is_ok());
+        model[key] = value;
+      }
+      if (rng() % 17 == 0) tracker.forget();
+      if (rng() % 10 == 0 || step == 199) {
+        INFO("seed " << seed << ", step " << step);
+        auto sums = tracker.update(inner);
+        REQUIRE(sums.has_value());
+        CHECK(*sums == accumulate_projection_store(inner).value());
+        CHECK(sums->count() == model.size());
+        CHECK(sums->digest() == reference_digest(model));
+        CHECK(tracker.knows_sums());
+      }
+    }
+  }
+}
+
+TEST_CASE("writing a value back to what it was leaves the digest unchanged",
+          "[projections][digest]") {
+  MemoryProjectionStore inner;
+  REQUIRE(inner.put("r/1", "view").is_ok());
+  DigestTracker tracker(accumulate_projection_store(inner).value());
+  const Digest before = tracker.update(inner).value().digest();
+  DigestedStore store(inner, tracker);
+  REQUIRE(store.put("r/1", "view").is_ok());  // the same value: nothing to track
+  REQUIRE(store.erase("r/3").is_ok());        // absent, and stays absent
+  CHECK(tracker.update(inner).value().digest() == before);
+  REQUIRE(store.put("r/1", "changed").is_ok());
+  REQUIRE(store.put("r/2", "new").is_ok());
+  REQUIRE(store.erase("r/2").is_ok());
+  REQUIRE(store.put("r/1", "view").is_ok());
+  CHECK(tracker.update(inner).value().digest() == before);
+  REQUIRE(store.put("r/1", "view").is_ok());
+  REQUIRE(store.put("r/1", "other").is_ok());
+  MemoryProjectionStore expected;
+  REQUIRE(expected.put("r/1", "other").is_ok());
+  CHECK(tracker.update(inner).value().digest() == digest_of(expected));
+  REQUIRE(store.erase("r/1").is_ok());
+  CHECK(tracker.update(inner).value().digest() == digest_of(MemoryProjectionStore()));
+}
+
+TEST_CASE("the projection statement is the documented note body and parses back strictly",
+          "[projections][digest]") {
+  Digest d{};
+  d.fill(0xab);
+  const std::string text = projection_statement("example.org/log", 42, d);
+  CHECK(text == "evledger/projections/v2\nexample.org/log\n42\n" + base64_encode(d) + "\n");
+  auto parsed = parse_projection_statement(text);
+  REQUIRE(parsed.has_value());
+  CHECK(parsed->origin == "example.org/log");
+  CHECK(parsed->size == 42);
+  CHECK(parsed->digest == d);
+  for (const std::string& bad :
+       {std::string("evledger/projections/v1\nexample.org/log\n42\n") + base64_encode(d) + "\n",
+        "evledger/projections/v2\nexample.org/log\n042\n" + base64_encode(d) + "\n",
+        "evledger/projections/v2\n\n42\n" + base64_encode(d) + "\n",
+        "evledger/projections/v2\nexample.org/log\n42\n" + base64_encode(d),
+        "evledger/projections/v2\nexample.org/log\n42\n" + base64_encode(d) + "\nmore\n",
+        std::string("evledger/projections/v2\nexample.org/log\n42\nAAAA\n")}) {
+    INFO(bad);
+    CHECK(parse_projection_statement(bad).error().code() == Code::kRejected);
+  }
+}
+
+TEST_CASE("a statement opens only with the log key's signature and its origin",
+          "[projections][digest]") {
+  SecretKey log = test::test_key("example.org/test-log", 0x12);
+  SecretKey other = test::test_key("example.org/other-log", 0x21);
+  Digest d = sha256(as_bytes(std::string_view("state")));
+  auto note = sign_note(projection_statement("example.org/test-log", 7, d), log);
+  REQUIRE(note.has_value());
+  auto opened = open_projection_statement(*note, log.verifier());
+  REQUIRE(opened.has_value());
+  CHECK(opened->size == 7);
+  CHECK(opened->digest == d);
+  CHECK(open_projection_statement(*note, other.verifier()).error().code() == Code::kRejected);
+  // A changed digest line breaks the signature.
+  std::string forged = *note;
+  forged.replace(forged.find(base64_encode(d)), 4, "AAAA");
+  CHECK(open_projection_statement(forged, log.verifier()).error().code() == Code::kRejected);
+  // Signed by the right key about another log: the origin must be the key's name.
+  auto elsewhere = sign_note(projection_statement("example.org/other-log", 7, d), log);
+  REQUIRE(elsewhere.has_value());
+  CHECK(open_projection_statement(*elsewhere, log.verifier()).error().code() ==
+        Code::kRejected);
+}
+
+}  // namespace
+}  // namespace evl

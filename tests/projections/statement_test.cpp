@@ -1,0 +1,442 @@
+// The ledger's signed projection statements: one per checkpoint, by the log key, stating the
+// digest of the projections at exactly that size; older ledgers, ledgers without projections,
+// compromise refolds, rebuilds, and tampering.
+#include <lmdb.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "keys/note.h"
+#include "ledger/ledger.h"
+#include "projections/digest.h"
+#include "projections/ledger_hook.h"
+#include "projections/query.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/test_support.h"
+#include "tools/commands.h"
+
+namespace evl {
+namespace {
+
+using test::Cast;
+using test::TempDir;
+
+std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool with_projections = true,
+                                    uint64_t map_size = 64ull << 30) {
+  OpenOptions options;
+  options.dir = dir.str();
+  options.create = true;
+  options.map_size = map_size;
+  options.log_key = test::test_log_key();
+  if (with_projections) options.hook = make_projection_hook();
+  auto ledger = Ledger::open(options);
+  if (!ledger) FAIL("open failed: " << ledger.error().message());
+  return std::move(ledger.value());
+}
+
+std::unique_ptr<Ledger> open_read_only(const TempDir& dir) {
+  OpenOptions options;
+  options.dir = dir.str();
+  options.read_only = true;
+  auto ledger = Ledger::open(options);
+  if (!ledger) FAIL("open failed: " << ledger.error().message());
+  return std::move(ledger.value());
+}
+
+void append_all(Ledger& ledger, std::vector<Bytes> batch) {
+  for (const auto& o : ledger.append(batch)) {
+    INFO(o.status.message());
+    REQUIRE(o.status.is_ok());
+  }
+}
+
+Bytes observation(const Cast& cast, int n, const char* source = "gpumode") {
+  return test::signed_entry(cast.importer,
+                            test::observation_body(cast.importer, source, std::to_string(n)));
+}
+
+// A few commits of different kinds: manifests, observations, attestations.
+void append_activity(Ledger& ledger, const Cast& cast, int first, int commits) {
+  for (int c = first; c < first + commits; ++c) {
+    std::vector<Bytes> batch;
+    for (int i = 0; i <= c % 3; ++i) batch.push_back(observation(cast, 10 * c + i));
+    if (c % 2 == 0) {
+      batch.push_back(test::signed_entry(
+          cast.importer, test::manifest_body(cast.importer, test::environment_manifest_text(
+                                                                "vendor-" + std::to_string(c)))));
+    }
+    append_all(ledger, std::move(batch));
+  }
+}
+
+// The full-scan digest of the ledger's stored projections and the size they cover.
+std::pair<Digest, uint64_t> stored_state_digest(const Ledger& ledger) {
+  std::pair<Digest, uint64_t> out{};
+  REQUIRE(ledger.read_state([&](const KeyValueStore& state, uint64_t size) -> Status {
+                  auto digest = projection_digest(state);
+                  if (!digest) return digest.error();
+                  REQUIRE(projected_size(state).value() == size);
+                  out = {*digest, size};
+                  return Status::ok();
+                })
+              .is_ok());
+  return out;
+}
+
+ProjectionStatement open_statement(const Ledger& ledger, std::optional<uint64_t> size) {
+  auto note = ledger.statement(size);
+  INFO((note ? std::string() : note.error().message()));
+  REQUIRE(note.has_value());
+  auto opened = open_projection_statement(*note, ledger.log_verifier().value());
+  INFO((opened ? std::string() : opened.error().message()));
+  REQUIRE(opened.has_value());
+  return *opened;
+}
+
+std::vector<uint64_t> checkpoint_sizes(const Ledger& ledger) {
+  std::vector<uint64_t> sizes;
+  REQUIRE(ledger.scan_checkpoints([&](uint64_t size, std::string_view) -> Status {
+                  sizes.push_back(size);
+                  return Status::ok();
+                })
+              .is_ok());
+  return sizes;
+}
+
+std::map<uint64_t, Digest> folded_digests(const Ledger& ledger, std::vector<uint64_t> sizes) {
+  std::map<uint64_t, Digest> out;
+  Status s = fold_projection_digests(ledger, sizes, [&](uint64_t size, const Digest& digest) {
+    out[size] = digest;
+    return Status::ok();
+  });
+  INFO(s.message());
+  REQUIRE(s.is_ok());
+  return out;
+}
+
+// Every checkpoint has a statement whose digest is a fresh fold of the log at its size.
+void check_every_checkpoint_stated(const Ledger& ledger) {
+  auto sizes = checkpoint_sizes(ledger);
+  REQUIRE_FALSE(sizes.empty());
+  auto folded = folded_digests(ledger, sizes);
+  for (uint64_t size : sizes) {
+    INFO("checkpoint " << size);
+    ProjectionStatement statement = open_statement(ledger, size);
+    CHECK(statement.size == size);
+    CHECK(statement.origin == std::string(test::kTestOrigin));
+    CHECK(statement.digest == folded.at(size));
+  }
+}
+
+TEST_CASE("every commit with projections stores a statement by the log key about its state",
+          "[projections][statement]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_all(*ledger, cast.prologue_entries());
+  for (int c = 0; c < 8; ++c) {
+    append_activity(*ledger, cast, c, 1);
+    // The newest statement states exactly what a full scan of the stored state gives.
+    auto [digest, size] = stored_state_digest(*ledger);
+    ProjectionStatement newest = open_statement(*ledger, std::nullopt);
+    CHECK(newest.size == size);
+    CHECK(newest.digest == digest);
+  }
+  check_every_checkpoint_stated(*ledger);
+  uint64_t statements = 0;
+  REQUIRE(ledger->scan_statements([&](uint64_t, std::string_view) -> Status {
+                  ++statements;
+                  return Status::ok();
+                })
+              .is_ok());
+  CHECK(statements == checkpoint_sizes(*ledger).size());
+  // Reopened read-only, the statements read the same.
+  ledger.reset();
+  auto reader = open_read_only(dir);
+  check_every_checkpoint_stated(*reader);
+  CHECK(reader->statement(3).error().code() == Code::kNotFound);
+}
+
+TEST_CASE("a ledger written without projections has no statements until a writer with them "
+          "opens it",
+          "[projections][statement]") {
+  TempDir dir;
+  Cast cast;
+  {
+    auto ledger = open_ledger(dir, false);
+    append_all(*ledger, cast.prologue_entries());
+    append_activity(*ledger, cast, 0, 3);
+    CHECK(ledger->statement().error().code() == Code::kNotFound);
+    CHECK(checkpoint_sizes(*ledger).size() == 4);
+  }
+  auto ledger = open_ledger(dir);  // catches the projections up and states the newest size
+  ProjectionStatement newest = open_statement(*ledger, std::nullopt);
+  CHECK(newest.size == ledger->size());
+  CHECK(newest.digest == stored_state_digest(*ledger).first);
+  CHECK(ledger->statement(5).error().code() == Code::kNotFound);
+  append_activity(*ledger, cast, 3, 2);
+  ProjectionStatement later = open_statement(*ledger, std::nullopt);
+  CHECK(later.size == ledger->size());
+  CHECK(later.digest == stored_state_digest(*ledger).first);
+  auto folded = folded_digests(*ledger, {newest.size, later.size});
+  CHECK(folded.at(newest.size) == newest.digest);
+  CHECK(folded.at(later.size) == later.digest);
+}
+
+// Drops the named databases of a closed ledger, as a ledger from before them lacks them.
+void drop_databases(const TempDir& dir, std::initializer_list<const char*> names) {
+  MDB_env* env = nullptr;
+  REQUIRE(mdb_env_create(&env) == 0);
+  mdb_env_set_maxdbs(env, 16);
+  REQUIRE(mdb_env_open(env, (dir.str() + "/db").c_str(), 0, 0644) == 0);
+  MDB_txn* txn = nullptr;
+  REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
+  for (const char* name : names) {
+    MDB_dbi dbi;
+    REQUIRE(mdb_dbi_open(txn, name, 0, &dbi) == 0);
+    REQUIRE(mdb_drop(txn, dbi, 1) == 0);
+  }
+  REQUIRE(mdb_txn_commit(txn) == 0);
+  mdb_env_close(env);
+}
+
+// Runs `fn` on one database of a closed ledger in a raw write transaction.
+template <typename Fn>
+void with_raw_db(const TempDir& dir, const char* name, Fn&& fn) {
+  MDB_env* env = nullptr;
+  REQUIRE(mdb_env_create(&env) == 0);
+  mdb_env_set_maxdbs(env, 16);
+  REQUIRE(mdb_env_open(env, (dir.str() + "/db").c_str(), 0, 0644) == 0);
+  MDB_txn* txn = nullptr;
+  REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
+  MDB_dbi dbi;
+  REQUIRE(mdb_dbi_open(txn, name, 0, &dbi) == 0);
+  fn(txn, dbi);
+  REQUIRE(mdb_txn_commit(txn) == 0);
+  mdb_env_close(env);
+}
+
+void put_raw(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view value) {
+  MDB_val k{key.size(), const_cast<char*>(key.data())};
+  MDB_val v{value.size(), const_cast<char*>(value.data())};
+  REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+}
+
+TEST_CASE("a ledger from before statements opens read-only and gains them from a writer",
+          "[projections][statement][upgrade]") {
+  TempDir dir;
+  Cast cast;
+  {
+    auto ledger = open_ledger(dir);
+    append_all(*ledger, cast.prologue_entries());
+    append_activity(*ledger, cast, 0, 3);
+  }
+  drop_databases(dir, {"statements", "projection_sums"});
+  {
+    auto reader = open_read_only(dir);
+    auto missing = reader->statement();
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code() == Code::kNotFound);
+    CHECK_THAT(missing.error().message(), Catch::Contains("before them"));
+    uint64_t seen = 0;
+    CHECK(reader->scan_statements([&](uint64_t, std::string_view) -> Status {
+                    ++seen;
+                    return Status::ok();
+                  })
+              .is_ok());
+    CHECK(seen == 0);
+    CHECK(reader->checkpoint().has_value());
+  }
+  // A writer recreates the databases, recomputes the sums by one scan and states the newest.
+  auto ledger = open_ledger(dir);
+  ProjectionStatement newest = open_statement(*ledger, std::nullopt);
+  CHECK(newest.size == ledger->size());
+  CHECK(newest.digest == stored_state_digest(*ledger).first);
+  append_activity(*ledger, cast, 3, 3);
+  ProjectionStatement later = open_statement(*ledger, std::nullopt);
+  CHECK(later.digest == stored_state_digest(*ledger).first);
+  CHECK(folded_digests(*ledger, {later.size}).at(later.size) == later.digest);
+}
+
+TEST_CASE("damaged or stale sums are recomputed, never trusted", "[projections][statement]") {
+  TempDir dir;
+  Cast cast;
+  {
+    auto ledger = open_ledger(dir);
+    append_all(*ledger, cast.prologue_entries());
+    append_activity(*ledger, cast, 0, 2);
+  }
+  with_raw_db(dir, "projection_sums", [](MDB_txn* txn, MDB_dbi dbi) {
+    put_raw(txn, dbi, "sums", std::string(2064, '\x07'));  // right length, wrong size and sums
+  });
+  auto ledger = open_ledger(dir);
+  append_activity(*ledger, cast, 2, 2);
+  check_every_checkpoint_stated(*ledger);
+  CHECK(open_statement(*ledger, std::nullopt).digest == stored_state_digest(*ledger).first);
+}
+
+TEST_CASE("a compromise that refolds the projections gets a statement of the refolded state",
+          "[projections][statement][policy]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_all(*ledger, cast.prologue_entries());
+  append_activity(*ledger, cast, 0, 4);
+  const uint64_t first_void = ledger->size() - 3;
+  const Digest before = open_statement(*ledger, std::nullopt).digest;
+  // The revoke and an observation by another source after it, in one commit.
+  append_all(*ledger, {test::signed_entry(cast.admin,
+                                          test::revoke_body(cast.admin, cast.importer.public_key(),
+                                                            RevokeReason::kCompromised,
+                                                            first_void))});
+  ProjectionStatement after = open_statement(*ledger, std::nullopt);
+  CHECK(after.size == ledger->size());
+  CHECK(after.digest != before);
+  CHECK(after.digest == stored_state_digest(*ledger).first);
+  auto voided = ledger->read_state([](const KeyValueStore& state, uint64_t) -> Status {
+    auto events = list_void_events(state);
+    REQUIRE(events.has_value());
+    CHECK(events->size() == 3);
+    return Status::ok();
+  });
+  CHECK(voided.is_ok());
+  check_every_checkpoint_stated(*ledger);
+}
+
+TEST_CASE("sums stay right when the map fills and a commit is staged again",
+          "[projections][statement]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir, true, 1 << 20);  // 1 MiB: full after a few hundred entries
+  append_all(*ledger, cast.prologue_entries());
+  std::vector<Bytes> batch;
+  for (int i = 0; i < 1500; ++i) batch.push_back(observation(cast, i));
+  append_all(*ledger, std::move(batch));
+  append_activity(*ledger, cast, 0, 2);
+  check_every_checkpoint_stated(*ledger);
+  CHECK(open_statement(*ledger, std::nullopt).digest == stored_state_digest(*ledger).first);
+}
+
+TEST_CASE("a changed projection record or a forged statement is caught",
+          "[projections][statement][tamper]") {
+  TempDir dir;
+  Cast cast;
+  uint64_t size = 0;
+  Digest stated{};
+  {
+    auto ledger = open_ledger(dir);
+    append_all(*ledger, cast.prologue_entries());
+    append_activity(*ledger, cast, 0, 4);
+    size = ledger->size();
+    stated = open_statement(*ledger, std::nullopt).digest;
+  }
+  SECTION("a changed record: the stored state no longer matches its statement; a rebuild "
+          "restores it") {
+    with_raw_db(dir, "projections", [](MDB_txn* txn, MDB_dbi dbi) {
+      MDB_cursor* cursor = nullptr;
+      REQUIRE(mdb_cursor_open(txn, dbi, &cursor) == 0);
+      MDB_val k, v;
+      std::string key;
+      for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == 0;
+           rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+        key.assign(static_cast<const char*>(k.mv_data), k.mv_size);
+        if (key.rfind("r/", 0) == 0) break;
+      }
+      mdb_cursor_close(cursor);
+      REQUIRE(key.rfind("r/", 0) == 0);
+      put_raw(txn, dbi, key, "{\"tampered\":true}");
+    });
+    {
+      auto reader = open_read_only(dir);
+      CHECK(stored_state_digest(*reader).first != stated);
+      CHECK(folded_digests(*reader, {size}).at(size) == stated);
+    }
+    auto ledger = open_ledger(dir);  // the state covers the log: opening does not refold
+    CHECK(stored_state_digest(*ledger).first != stated);
+    REQUIRE(ledger->rebuild_state().is_ok());
+    CHECK(stored_state_digest(*ledger).first == stated);
+  }
+  SECTION("a statement re-signed by the log key with another digest: the fold and a rebuild "
+          "refuse it") {
+    Digest wrong = sha256(as_bytes(std::string_view("not the state")));
+    auto forged = sign_note(projection_statement(test::kTestOrigin, size, wrong), Cast().log);
+    REQUIRE(forged.has_value());
+    auto key = u64_be(size);
+    with_raw_db(dir, "statements", [&](MDB_txn* txn, MDB_dbi dbi) {
+      put_raw(txn, dbi, as_chars(ByteView(key)), *forged);
+    });
+    auto ledger = open_ledger(dir);
+    CHECK(open_statement(*ledger, size).digest == wrong);  // its signature is good
+    CHECK(folded_digests(*ledger, {size}).at(size) == stated);
+    Status rebuilt = ledger->rebuild_state();
+    CHECK(rebuilt.code() == Code::kCorrupt);
+    CHECK_THAT(rebuilt.message(), Catch::Contains("statement"));
+    CHECK_THAT(rebuilt.message(), Catch::Contains(base64_encode(wrong)));
+    CHECK(stored_state_digest(*ledger).first == stated);  // the rebuild changed nothing
+  }
+  SECTION("a statement signed by another key does not open") {
+    SecretKey impostor = test::test_key(std::string(test::kTestOrigin), 0x77);
+    auto forged = sign_note(projection_statement(test::kTestOrigin, size, stated), impostor);
+    REQUIRE(forged.has_value());
+    auto key = u64_be(size);
+    with_raw_db(dir, "statements", [&](MDB_txn* txn, MDB_dbi dbi) {
+      put_raw(txn, dbi, as_chars(ByteView(key)), *forged);
+    });
+    auto reader = open_read_only(dir);
+    auto note = reader->statement(size);
+    REQUIRE(note.has_value());
+    auto opened = open_projection_statement(*note, reader->log_verifier().value());
+    REQUIRE_FALSE(opened.has_value());
+    CHECK(opened.error().code() == Code::kRejected);
+  }
+}
+
+TEST_CASE("the statement and rebuild --check commands on checkpoints without a statement",
+          "[projections][statement][cli]") {
+  TempDir dir;
+  Cast cast;
+  const std::vector<std::string> statement = {"--ledger", dir.str()};
+  const std::vector<std::string> check = {"--ledger", dir.str(), "--check"};
+  {
+    auto ledger = open_ledger(dir, false);  // no projections: checkpoints, no statements
+    append_all(*ledger, cast.prologue_entries());
+  }
+  CHECK(cli::cmd_statement(statement) == 1);
+  CHECK(cli::cmd_rebuild(check) == 1);  // nothing to check is not a pass
+  uint64_t stated = 0;
+  {
+    auto ledger = open_ledger(dir);  // a writer with projections states the newest checkpoint
+    stated = ledger->size();
+  }
+  CHECK(cli::cmd_statement(statement) == 0);
+  CHECK(cli::cmd_rebuild(check) == 0);
+  {
+    auto ledger = open_ledger(dir, false);
+    append_activity(*ledger, cast, 0, 1);
+  }
+  // The newest checkpoint has none; the one before has; the check passes on what there is.
+  CHECK(cli::cmd_statement(statement) == 1);
+  CHECK(cli::cmd_statement({"--ledger", dir.str(), "--size", std::to_string(stated)}) == 0);
+  CHECK(cli::cmd_rebuild(check) == 0);
+  CHECK(cli::cmd_statement({"--ledger", dir.str(), "--size", "x"}) == 2);
+  CHECK(cli::cmd_statement({"--ledger", dir.str() + "/none"}) == 3);
+}
+
+TEST_CASE("the auditor's fold refuses sizes that do not ascend", "[projections][statement]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_all(*ledger, cast.prologue_entries());
+  std::vector<uint64_t> sizes = {5, 3};
+  Status s = fold_projection_digests(*ledger, sizes, [](uint64_t, const Digest&) {
+    return Status::ok();
+  });
+  CHECK(s.code() == Code::kUsage);
+  // Size 0 is the empty state.
+  auto folded = folded_digests(*ledger, {0, 5});
+  CHECK(folded.at(0) == ProjectionAccumulator().digest());
+  CHECK(folded.at(5) == open_statement(*ledger, 5).digest);
+}
+
+}  // namespace
+}  // namespace evl
