@@ -12,7 +12,7 @@
 #include "projections/ledger_hook.h"
 #include "tools/bench_support.h"
 #include "tools/gen/sol_catalog.h"
-#include "tools/import_reader.h"
+#include "tools/importer.h"
 
 namespace evl::cli::bench {
 

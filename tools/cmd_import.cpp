@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "tools/commands.h"
-#include "tools/import_reader.h"
+#include "tools/importer.h"
 #include "tools/ledger_cli.h"
 
 namespace evl::cli {

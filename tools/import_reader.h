@@ -1,5 +1,5 @@
-// tools/import_reader.h — reading KernelIndex catalogs, and the import pipeline behind
-// `evledger import`.
+// tools/import_reader.h — reading KernelIndex catalogs for `evledger import` (the pipeline that
+// checks, signs and appends what it reads is tools/importer.h).
 //
 // ManifestReader reads one SOURCE (a file, or standard input) in any of these forms, told
 // apart by content, never by the file name:
@@ -24,24 +24,13 @@
 // outer structure (a JSON array missing its ',') or an I/O failure ends a source early.
 // Every document is limited to kMaxDocumentBytes of text.
 //
-// Importer runs the pipeline: read a batch → parse, check (events/manifest_check.h),
-// canonicalize and sign in parallel → append the batch in one call → report each outcome.
-// Bodies are deterministic: author = the import key, claimed time = the run's own
-// spec.observedAt for a BenchmarkRun and 0 (no claim) for every other kind, never the wall
-// clock. So importing the same catalog twice yields the same event ids, and the second import
-// finds every event already present: it looks each id up before signing (Ledger::find), so a
-// re-import signs and verifies nothing. (The ledger's digest dedup, when present, makes this
-// hold across keys and metadata too.) Within one import a manifest digest is appended once;
-// later documents with that digest are answered from the first one's outcome.
-//
-// Thread safety: a ManifestReader or an Importer is used by one thread at a time.
+// Thread safety: a ManifestReader is used by one thread at a time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <istream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,8 +40,6 @@
 #include "tools/yaml_json.h"
 #include "events/sha256.h"
 #include "events/status.h"
-#include "keys/key.h"
-#include "ledger/ledger.h"
 
 namespace evl {
 class ThreadPool;
@@ -63,7 +50,6 @@ namespace evl::cli {
 // A manifest must fit in one entry (64 KiB); pretty-printed or commented text may be larger,
 // but not by more than this.
 inline constexpr size_t kMaxDocumentBytes = size_t{1} << 20;
-inline constexpr size_t kDefaultImportBatch = 5000;
 
 enum class InputForm : uint8_t { kEmpty, kJson, kJsonArray, kJsonLines, kYaml };
 const char* input_form_name(InputForm form);
@@ -107,65 +93,6 @@ class ManifestReader {
   struct Impl;
   explicit ManifestReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-};
-
-// ---- the import pipeline -------------------------------------------------------------------
-
-struct ImportOptions {
-  size_t batch = kDefaultImportBatch;  // documents per append call
-  unsigned threads = 0;                // parse/check/sign workers; 0: one per hardware thread
-};
-
-enum class ImportStatus : uint8_t { kAdded, kPresent, kRejected };
-
-struct DocumentOutcome {
-  std::string label;  // "document 4 (catalog.yaml line 30; WorkloadCase w)"
-  std::string kind, name;
-  ImportStatus status = ImportStatus::kRejected;
-  std::string rule;  // rejected: "read", a manifest_check rule, "rerun-only", "sign", "ledger"
-  std::string message;  // rejected: every problem, one per line
-  std::optional<Digest> digest;  // the manifest digest, when it was computed
-  uint64_t entry_index = 0;      // added or present: the ledger index
-  Digest event_id{};             // added or present
-};
-
-struct ImportTotals {
-  uint64_t documents = 0;
-  uint64_t added = 0;         // new events
-  uint64_t present = 0;       // already in the ledger, or repeated earlier in this import
-  uint64_t rejected = 0;      // documents not imported
-  uint64_t observations = 0;  // of the added: observation events
-  uint64_t manifests = 0;     // of the added: manifest events
-};
-
-struct ImportCallbacks {
-  std::function<void(const DocumentOutcome&)> on_document;  // every document, in input order
-  std::function<void()> on_batch;                           // after each appended batch
-};
-
-class Importer {
- public:
-  // `ledger` and `key` must outlive the Importer.
-  Importer(Ledger& ledger, const SecretKey& key, ImportOptions options = {});
-  ~Importer();
-
-  // Imports every document of `reader`. Rejections do not stop the import; a non-ok Status
-  // means the source could not be read to its end (what was read before it is imported).
-  Status import(ManifestReader& reader, const ImportCallbacks& callbacks = {});
-
-  const ImportTotals& totals() const { return totals_; }
-
- private:
-  void append_batch(std::vector<SourceDocument>& docs, const ImportCallbacks& callbacks);
-
-  Ledger& ledger_;
-  const SecretKey& key_;
-  ImportOptions options_;
-  std::unique_ptr<ThreadPool> pool_;
-  ImportTotals totals_;
-  // The outcome of every digest this import has met: a later document with the same digest
-  // is answered from here (about 300 bytes per distinct manifest: 6 MB for 20,000).
-  std::map<Digest, DocumentOutcome> seen_;
 };
 
 }  // namespace evl::cli

@@ -1,6 +1,6 @@
 // The catalog reader on every input form, and `evledger import`'s pipeline against a real
 // ledger in a temporary directory.
-#include "tools/import_reader.h"
+#include "tools/importer.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,0 +1,191 @@
+#include "tools/importer.h"
+
+#include "events/manifest_check.h"
+#include "keys/signer.h"
+#include "ledger/thread_pool.h"
+
+namespace evl::cli {
+
+Importer::Importer(Ledger& ledger, const SecretKey& key, ImportOptions options)
+    : ledger_(ledger),
+      key_(key),
+      options_(options),
+      pool_(std::make_unique<ThreadPool>(options.threads)) {
+  if (options_.batch == 0) options_.batch = kDefaultImportBatch;
+}
+
+Importer::~Importer() = default;
+
+namespace {
+
+std::string rerun_only_message(const CheckedManifest& checked) {
+  return checked.label +
+         ": a BenchmarkRun without spec.sourceNative is a controlled rerun's manifest "
+         "[rerun-only]; import takes source-reported runs: add spec.sourceNative {source, "
+         "benchmark, externalId, metrics}, or submit the run with its target through a rerun";
+}
+
+// Checks, canonicalizes and signs one document; fills `outcome` (kAdded means "ready to
+// append", kPresent "this very event is in the ledger already") and `entry`. Runs on the
+// pool's threads (Ledger::find reads concurrently).
+void prepare(SourceDocument& doc, const Ledger& ledger, const SecretKey& key,
+             DocumentOutcome& outcome, Bytes& entry) {
+  if (!doc.status.is_ok() || !doc.value) {
+    outcome.label = "document " + std::to_string(doc.index) + " (" + doc.where + ")";
+    outcome.rule = "read";
+    outcome.message = doc.status.message() + " [read]";
+    return;
+  }
+  CheckedManifest checked = check_manifest(*doc.value, doc.index, doc.where);
+  doc.value.reset();  // the canonical text is all that is needed from here
+  outcome.label = checked.label;
+  outcome.kind = checked.kind;
+  outcome.name = checked.name;
+  if (!checked.ok()) {
+    outcome.rule = checked.problems.front().rule;
+    for (const auto& p : checked.problems) {
+      if (!outcome.message.empty()) outcome.message += "\n";
+      outcome.message += p.message;
+    }
+    return;
+  }
+  outcome.digest = checked.digest;
+  if (checked.use == ManifestUse::kRerunOnly) {
+    outcome.rule = "rerun-only";
+    outcome.message = rerun_only_message(checked);
+    return;
+  }
+  EventBody body;
+  body.author = key.public_key();
+  // Deterministic, so that a re-import reproduces the same event ids (see the header).
+  body.claimed_time_ms = checked.observed_at_ms;
+  if (checked.use == ManifestUse::kObservation) {
+    body.payload = Observation{std::move(checked.text)};
+  } else {
+    body.payload = ManifestEvent{std::move(checked.text)};
+  }
+  // A re-import finds its events by id and skips signing them (and the ledger's verifying).
+  Bytes body_bytes = encode_body(body);
+  Digest id = event_id(body_bytes);
+  if (auto index = ledger.find(id); index.has_value()) {
+    outcome.status = ImportStatus::kPresent;
+    outcome.entry_index = *index;
+    outcome.event_id = id;
+    return;
+  }
+  auto signed_entry = sign_body(key, body_bytes);
+  if (!signed_entry) {
+    outcome.rule = "sign";
+    outcome.message = checked.label + ": cannot sign: " + signed_entry.error().message();
+    return;
+  }
+  entry = std::move(signed_entry.value());
+  outcome.status = ImportStatus::kAdded;
+}
+
+}  // namespace
+
+void Importer::append_batch(std::vector<SourceDocument>& docs, const ImportCallbacks& callbacks) {
+  std::vector<DocumentOutcome> outcomes(docs.size());
+  std::vector<Bytes> entries(docs.size());
+  pool_->parallel_for(docs.size(), [&](size_t i) {
+    prepare(docs[i], ledger_, key_, outcomes[i], entries[i]);
+  });
+
+  // One entry per new digest; repeats of a digest are answered from its first outcome.
+  std::vector<Bytes> batch;
+  std::vector<size_t> batch_doc;
+  std::map<Digest, size_t> in_batch;           // digest → first document in this batch
+  std::vector<std::pair<size_t, size_t>> repeats;  // (document, earlier document)
+  for (size_t i = 0; i < docs.size(); ++i) {
+    DocumentOutcome& o = outcomes[i];
+    if (o.status == ImportStatus::kPresent) {
+      DocumentOutcome remembered;
+      remembered.status = o.status;
+      remembered.entry_index = o.entry_index;
+      remembered.event_id = o.event_id;
+      seen_.emplace(*o.digest, std::move(remembered));
+      continue;
+    }
+    if (o.status != ImportStatus::kAdded) continue;
+    if (auto it = seen_.find(*o.digest); it != seen_.end()) {
+      o.status = it->second.status == ImportStatus::kRejected ? ImportStatus::kRejected
+                                                              : ImportStatus::kPresent;
+      o.entry_index = it->second.entry_index;
+      o.event_id = it->second.event_id;
+      o.rule = it->second.rule;
+      o.message = it->second.message.empty() ? "" : o.label + ": " + it->second.message;
+      continue;
+    }
+    auto [it, inserted] = in_batch.emplace(*o.digest, i);
+    if (!inserted) {
+      repeats.emplace_back(i, it->second);
+      continue;
+    }
+    batch.push_back(std::move(entries[i]));
+    batch_doc.push_back(i);
+  }
+  entries.clear();
+
+  std::vector<AppendOutcome> appended = ledger_.append(batch);
+  for (size_t k = 0; k < batch_doc.size(); ++k) {
+    DocumentOutcome& o = outcomes[batch_doc[k]];
+    const AppendOutcome& a = appended.at(k);
+    DocumentOutcome remembered;
+    if (!a.status) {
+      o.status = ImportStatus::kRejected;
+      o.rule = "ledger";
+      remembered.message = "the ledger refused the event: " + a.status.message() + " [ledger]";
+      o.message = o.label + ": " + remembered.message;
+    } else {
+      o.status = a.added ? ImportStatus::kAdded : ImportStatus::kPresent;
+      o.entry_index = a.index;
+      o.event_id = a.id;
+    }
+    remembered.status = o.status;
+    remembered.rule = o.rule;
+    remembered.entry_index = o.entry_index;
+    remembered.event_id = o.event_id;
+    seen_.emplace(*o.digest, std::move(remembered));
+  }
+  for (auto [i, first] : repeats) {
+    DocumentOutcome& o = outcomes[i];
+    const DocumentOutcome& f = outcomes[first];
+    o.status = f.status == ImportStatus::kRejected ? ImportStatus::kRejected
+                                                   : ImportStatus::kPresent;
+    o.entry_index = f.entry_index;
+    o.event_id = f.event_id;
+    o.rule = f.rule;
+    if (f.status == ImportStatus::kRejected) {
+      o.message = o.label + ": the same manifest as " + f.label + ", which was refused [" +
+                  f.rule + "]";
+    }
+  }
+
+  for (const DocumentOutcome& o : outcomes) {
+    switch (o.status) {
+      case ImportStatus::kAdded:
+        ++totals_.added;
+        ++(o.kind == "BenchmarkRun" ? totals_.observations : totals_.manifests);
+        break;
+      case ImportStatus::kPresent: ++totals_.present; break;
+      case ImportStatus::kRejected: ++totals_.rejected; break;
+    }
+    if (callbacks.on_document) callbacks.on_document(o);
+  }
+  if (callbacks.on_batch) callbacks.on_batch();
+}
+
+Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks) {
+  std::vector<SourceDocument> docs;
+  while (true) {
+    docs.clear();
+    auto more = reader.read_batch(docs, options_.batch, pool_.get());
+    totals_.documents += docs.size();
+    if (!docs.empty()) append_batch(docs, callbacks);
+    if (!more) return more.error();
+    if (!*more) return Status::ok();
+  }
+}
+
+}  // namespace evl::cli
