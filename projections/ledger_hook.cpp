@@ -65,17 +65,19 @@ class ProjectionHook final : public AppendHook {
       final_keys.apply(index, *body);
       return Status::ok();
     }));
-    // Pass 2: fold in order, with each author as the key state knew it at that position.
+    // Pass 2: fold in order, with each author as the key state knew it at that position,
+    // keeping the records in memory and writing each once, in key order, at the end.
     KeyPolicy running;
-    return context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
+    ProjectionBatch batch(context.store);
+    EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
       auto entry = decode_entry(bytes);
       if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
       auto body = decode_body(entry->body);
       if (!body) return corrupt("entry " + std::to_string(index) + ": " + body.error().message());
       running.apply(index, *body);
-      return projector_.apply(context.store, projected(index, event_id(entry->body), *body,
-                                                       running, final_keys));
-    });
+      return batch.apply(projected(index, event_id(entry->body), *body, running, final_keys));
+    }));
+    return batch.flush();
   }
 
   Result<uint64_t> applied_size(const KeyValueStore& store) const override {

@@ -68,14 +68,10 @@ Hardware summary_hardware(const Json& summary) {
                   json_string(summary, "architecture").value_or("")};
 }
 
-Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
-                                                    const Digest& digest) {
-  auto text = store.get(store_keys::manifest(digest));
-  if (!text) return text.error();
-  if (!text->has_value()) return std::optional<ManifestRecord>();
+Result<ManifestRecord> parse_manifest_record(const Digest& digest, std::string_view text) {
   Status damaged = corrupt("stored manifest record " + digest_text(digest) +
                            " is damaged; rebuild the projections (evledger rebuild)");
-  auto parsed = parse_json(**text);
+  auto parsed = parse_json(text);
   if (!parsed) return damaged;
   const Json* summary = parsed->find("summary");
   const Json* index = parsed->find("index");
@@ -90,15 +86,25 @@ Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store
   record.index = static_cast<uint64_t>(index->as_number());
   record.event = *event;
   record.summary = *summary;
-  return std::optional<ManifestRecord>(std::move(record));
+  return record;
 }
 
-Status put_manifest(ProjectionStore& store, const ManifestRecord& record) {
+Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
+                                                    const Digest& digest) {
+  auto text = store.get(store_keys::manifest(digest));
+  if (!text) return text.error();
+  if (!text->has_value()) return std::optional<ManifestRecord>();
+  auto record = parse_manifest_record(digest, **text);
+  if (!record) return record.error();
+  return std::optional<ManifestRecord>(std::move(record).value());
+}
+
+std::string manifest_record_text(const ManifestRecord& record) {
   Json out = Json::object();
   out.set("index", record.index);
   out.set("event", digest_text(record.event));
   out.set("summary", record.summary);
-  return store.put(store_keys::manifest(record.digest), jcs_serialize(out));
+  return jcs_serialize(out);
 }
 
 }  // namespace evl

@@ -34,6 +34,8 @@ Hardware summary_hardware(const Json& summary);
 
 Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
                                                     const Digest& digest);
-Status put_manifest(ProjectionStore& store, const ManifestRecord& record);
+// The stored form of a record (m/<digest>), and back; kCorrupt when the text is not one.
+std::string manifest_record_text(const ManifestRecord& record);
+Result<ManifestRecord> parse_manifest_record(const Digest& digest, std::string_view text);
 
 }  // namespace evl

@@ -1,0 +1,220 @@
+#include "projections/internal/fold_state.h"
+
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "events/bytes.h"
+#include "events/jcs.h"
+#include "projections/internal/store_keys.h"
+
+namespace evl {
+
+FoldState::FoldState(ProjectionStore& store) : store_(store), complete_(true) {
+  // An empty store (a rebuild, the first event): every key there will be is one of ours.
+  Status s = store_.scan("", [&](std::string_view, std::string_view) {
+    complete_ = false;
+    return false;
+  });
+  if (!s) complete_ = false;  // the lookups will report the store's failure
+}
+
+Result<RunView*> FoldState::find_run(const Digest& run) {
+  auto it = runs_.find(run);
+  if (it == runs_.end()) {
+    Slot<RunView> slot;
+    if (!complete_) {
+      auto text = store_.get(store_keys::run(run));
+      if (!text) return text.error();
+      if (text->has_value()) {
+        auto view = parse_run_view(**text);
+        if (!view) return view.error().with_context(digest_text(run));
+        slot.value = std::move(view).value();
+      }
+    }
+    it = runs_.emplace(run, std::move(slot)).first;
+  }
+  return it->second.value ? &*it->second.value : nullptr;
+}
+
+RunView& FoldState::add_run(RunView view) {
+  Slot<RunView>& slot = runs_[view.run];
+  EVL_ASSERT(!slot.value);
+  slot.value = std::move(view);
+  slot.changed = true;
+  return *slot.value;
+}
+
+void FoldState::run_changed(const RunView& view) {
+  auto it = runs_.find(view.run);
+  EVL_ASSERT(it != runs_.end() && it->second.value && &*it->second.value == &view);
+  it->second.changed = true;
+}
+
+Result<const ManifestRecord*> FoldState::find_manifest(const Digest& digest) {
+  auto it = manifests_.find(digest);
+  if (it == manifests_.end()) {
+    Slot<ManifestRecord> slot;
+    if (!complete_) {
+      auto text = store_.get(store_keys::manifest(digest));
+      if (!text) return text.error();
+      if (text->has_value()) {
+        auto record = parse_manifest_record(digest, **text);
+        if (!record) return record.error();
+        slot.value = std::move(record).value();
+      }
+    }
+    it = manifests_.emplace(digest, std::move(slot)).first;
+  }
+  return it->second.value ? &*it->second.value : nullptr;
+}
+
+void FoldState::put_manifest(ManifestRecord record) {
+  Slot<ManifestRecord>& slot = manifests_[record.digest];
+  slot.value = std::move(record);
+  slot.changed = true;
+}
+
+Result<GroupRecord*> FoldState::find_group(const Digest& key) {
+  auto it = groups_.find(key);
+  if (it == groups_.end()) {
+    Slot<GroupRecord> slot;
+    if (!complete_) {
+      auto text = store_.get(store_keys::group(key));
+      if (!text) return text.error();
+      if (text->has_value()) {
+        auto group = parse_group_record(key, **text);
+        if (!group) return group.error();
+        slot.value = std::move(group).value();
+      }
+    }
+    it = groups_.emplace(key, std::move(slot)).first;
+  }
+  return it->second.value ? &*it->second.value : nullptr;
+}
+
+void FoldState::put_group(const GroupRecord& group) {
+  Slot<GroupRecord>& slot = groups_[group.key];
+  slot.value = group;
+  slot.changed = true;
+}
+
+void FoldState::erase_group(const Digest& key) {
+  Slot<GroupRecord>& slot = groups_[key];
+  slot.value.reset();
+  slot.changed = true;
+}
+
+Result<std::optional<uint64_t>> FoldState::next() {
+  if (!next_) {
+    Slot<uint64_t> slot;
+    if (!complete_) {
+      auto text = store_.get(store_keys::kNext);
+      if (!text) return text.error();
+      if (text->has_value()) {
+        auto parsed = parse_u64(**text);
+        if (!parsed) return corrupt("stored next index is damaged; rebuild the projections");
+        slot.value = *parsed;
+      }
+    }
+    next_ = slot;
+  }
+  return next_->value;
+}
+
+void FoldState::set_next(uint64_t next) { next_ = Slot<uint64_t>{next, true}; }
+
+void FoldState::put(std::string_view key, std::string_view value) {
+  auto it = text_.find(key);
+  if (it == text_.end()) it = text_.emplace(std::string(key), TextSlot{}).first;
+  it->second.value.emplace(value);
+  it->second.changed = true;
+}
+
+void FoldState::erase(std::string_view key) {
+  auto it = text_.find(key);
+  if (it == text_.end()) it = text_.emplace(std::string(key), TextSlot{}).first;
+  it->second.value.reset();
+  it->second.changed = true;
+}
+
+Status FoldState::scan(std::string_view prefix, const ProjectionVisitor& visit) {
+  // The store's keys under the prefix, then this state's over them (its own win).
+  std::vector<std::pair<std::string, std::string>> stored;
+  if (!complete_) {
+    EVL_RETURN_IF_ERROR(store_.scan(prefix, [&](std::string_view k, std::string_view v) {
+      stored.emplace_back(k, v);
+      return true;
+    }));
+  }
+  auto own = text_.lower_bound(prefix);
+  auto own_in_prefix = [&] {
+    return own != text_.end() && std::string_view(own->first).substr(0, prefix.size()) == prefix;
+  };
+  auto from_store = stored.begin();
+  while (own_in_prefix() || from_store != stored.end()) {
+    if (!own_in_prefix() || (from_store != stored.end() && from_store->first < own->first)) {
+      if (!visit(from_store->first, from_store->second)) return Status::ok();
+      ++from_store;
+      continue;
+    }
+    if (from_store != stored.end() && from_store->first == own->first) ++from_store;
+    if (own->second.value && !visit(own->first, *own->second.value)) return Status::ok();
+    ++own;
+  }
+  return Status::ok();
+}
+
+Status FoldState::flush_text_below(TextMap::iterator& at, std::string_view bound) {
+  while (at != text_.end() && (bound.empty() || at->first < bound)) {
+    TextSlot& slot = at->second;
+    if (slot.changed) {
+      EVL_RETURN_IF_ERROR(slot.value ? store_.put(at->first, *slot.value)
+                                     : store_.erase(at->first));
+      slot.changed = false;
+    }
+    // An erased key is now absent from the store as well: nothing to remember.
+    at = slot.value ? std::next(at) : text_.erase(at);
+  }
+  return Status::ok();
+}
+
+Status FoldState::flush() {
+  // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/).
+  if (next_ && next_->changed) {
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::kNext, std::to_string(*next_->value)));
+    next_->changed = false;
+  }
+  auto text = text_.begin();
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kGroups));
+  for (auto& [key, slot] : groups_) {
+    if (!slot.changed) continue;
+    EVL_RETURN_IF_ERROR(slot.value ? store_.put(store_keys::group(key), group_record_text(*slot.value))
+                                   : store_.erase(store_keys::group(key)));
+    slot.changed = false;
+  }
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kManifests));
+  for (auto& [digest, slot] : manifests_) {
+    if (!slot.changed) continue;
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::manifest(digest), manifest_record_text(*slot.value)));
+    slot.changed = false;
+  }
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kRuns));
+  for (auto& [run, slot] : runs_) {
+    if (!slot.changed) continue;
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::run(run), jcs_serialize(run_view_json(*slot.value))));
+    slot.changed = false;
+  }
+  return flush_text_below(text, "");
+}
+
+void FoldState::forget() {
+  runs_.clear();
+  manifests_.clear();
+  groups_.clear();
+  next_.reset();
+  text_.clear();
+  complete_ = false;
+}
+
+}  // namespace evl
