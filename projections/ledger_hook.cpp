@@ -1,5 +1,8 @@
 #include "projections/ledger_hook.h"
 
+#include <functional>
+#include <memory>
+#include <variant>
 #include <vector>
 
 #include "projections/projector.h"
@@ -32,6 +35,24 @@ ProjectedEvent projected(uint64_t index, const Digest& id, const EventBody& body
   return event;
 }
 
+bool is_key_event(const EventBody& body) {
+  return std::holds_alternative<Genesis>(body.payload) ||
+         std::holds_alternative<KeyGrant>(body.payload) ||
+         std::holds_alternative<KeyRevoke>(body.payload);
+}
+
+// Visits the decoded entries [0, size) of the log in order, with their event ids.
+Status scan_bodies(AppendContext& context, uint64_t size,
+                   const std::function<Status(uint64_t, const Digest&, const EventBody&)>& visit) {
+  return context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
+    auto entry = decode_entry(bytes);
+    if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
+    auto body = decode_body(entry->body);
+    if (!body) return corrupt("entry " + std::to_string(index) + ": " + body.error().message());
+    return visit(index, event_id(entry->body), *body);
+  });
+}
+
 Status clear(KeyValueStore& store) {
   std::vector<std::string> keys;
   EVL_RETURN_IF_ERROR(store.scan("", [&](std::string_view key, std::string_view) {
@@ -55,29 +76,34 @@ class ProjectionHook final : public AppendHook {
   }
 
   Status rebuild(AppendContext& context, uint64_t size) override {
-    // Pass 1: the key state of the whole prefix, which says which events are void.
-    KeyPolicy final_keys;
-    EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
-      auto entry = decode_entry(bytes);
-      if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
-      auto body = decode_body(entry->body);
-      if (!body) return corrupt("entry " + std::to_string(index) + ": " + body.error().message());
-      final_keys.apply(index, *body);
-      return Status::ok();
+    // One pass folds each event with the key state at its position, which also gives its void
+    // cause as long as no compromise has voided anything: that key state and the final one
+    // then void nothing. Once one does (a compromise may void events before it), the pass only
+    // finishes the key state, and a second pass folds again with the final key state's voids.
+    KeyPolicy keys;
+    bool voided = false;
+    auto batch = std::make_unique<ProjectionBatch>(context.store);
+    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
+                                                       const EventBody& body) -> Status {
+      keys.apply(index, body);
+      if (voided) return Status::ok();
+      if (is_key_event(body) && keys.voids_anything()) {
+        voided = true;
+        batch.reset();  // nothing of it was written
+        return Status::ok();
+      }
+      return batch->apply(projected(index, id, body, keys, keys));
     }));
-    // Pass 2: fold in order, with each author as the key state knew it at that position,
-    // keeping the records in memory and writing each once, in key order, at the end.
+    if (!voided) return batch->flush();
+    const KeyPolicy final_keys = std::move(keys);
     KeyPolicy running;
-    ProjectionBatch batch(context.store);
-    EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
-      auto entry = decode_entry(bytes);
-      if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
-      auto body = decode_body(entry->body);
-      if (!body) return corrupt("entry " + std::to_string(index) + ": " + body.error().message());
-      running.apply(index, *body);
-      return batch.apply(projected(index, event_id(entry->body), *body, running, final_keys));
+    ProjectionBatch second(context.store);
+    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
+                                                       const EventBody& body) -> Status {
+      running.apply(index, body);
+      return second.apply(projected(index, id, body, running, final_keys));
     }));
-    return batch.flush();
+    return second.flush();
   }
 
   Result<uint64_t> applied_size(const KeyValueStore& store) const override {

@@ -4,9 +4,10 @@
 // Projector, with the author's name and scope from the key state at that position and the
 // void cause the key policy gives. A compromise that voids earlier events makes the hook
 // rebuild the whole state from the log (in the same transaction), so the incremental state
-// always equals a fresh fold of the same prefix: key policy is evaluated first over the whole
-// prefix (for void causes), then events are folded in order with the key state as it was at
-// each one (for names and scopes).
+// always equals a fresh fold of the same prefix: each event is folded with its author as the
+// key state at its position knew it (names, scopes) and its void cause as the key state of the
+// whole prefix gives it. A rebuild folds the whole log in memory and writes each record once;
+// each appended entry writes what it changed in the append transaction.
 //
 // Thread safety: called by the ledger's writer only.
 #pragma once
