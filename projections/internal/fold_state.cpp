@@ -1,5 +1,7 @@
 #include "projections/internal/fold_state.h"
 
+#include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -19,22 +21,40 @@ FoldState::FoldState(ProjectionStore& store) : store_(store), complete_(true) {
   if (!s) complete_ = false;  // the lookups will report the store's failure
 }
 
-Result<RunView*> FoldState::find_run(const Digest& run) {
-  auto it = runs_.find(run);
-  if (it == runs_.end()) {
-    Slot<RunView> slot;
-    if (!complete_) {
-      auto text = store_.get(store_keys::run(run));
-      if (!text) return text.error();
-      if (text->has_value()) {
-        auto view = parse_run_view(**text);
-        if (!view) return view.error().with_context(digest_text(run));
-        slot.value = std::move(view).value();
-      }
+size_t FoldState::DigestHash::operator()(const Digest& d) const {
+  size_t h;
+  std::memcpy(&h, d.data(), sizeof h);
+  return h;
+}
+
+template <typename T, typename Decode>
+Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest, const std::string& key,
+                           const Decode& decode) {
+  auto [it, added] = map.try_emplace(digest);
+  if (added && !complete_) {
+    auto text = store_.get(key);
+    if (!text) {
+      map.erase(it);
+      return text.error();
     }
-    it = runs_.emplace(run, std::move(slot)).first;
+    if (text->has_value()) {
+      Result<T> value = decode(**text);
+      if (!value) {
+        map.erase(it);
+        return value.error();
+      }
+      it->second.value = std::move(value).value();
+    }
   }
   return it->second.value ? &*it->second.value : nullptr;
+}
+
+Result<RunView*> FoldState::find_run(const Digest& run) {
+  return find(runs_, run, store_keys::run(run), [&](std::string_view text) -> Result<RunView> {
+    auto view = parse_run_view(text);
+    if (!view) return view.error().with_context(digest_text(run));
+    return view;
+  });
 }
 
 RunView& FoldState::add_run(RunView view) {
@@ -52,21 +72,11 @@ void FoldState::run_changed(const RunView& view) {
 }
 
 Result<const ManifestRecord*> FoldState::find_manifest(const Digest& digest) {
-  auto it = manifests_.find(digest);
-  if (it == manifests_.end()) {
-    Slot<ManifestRecord> slot;
-    if (!complete_) {
-      auto text = store_.get(store_keys::manifest(digest));
-      if (!text) return text.error();
-      if (text->has_value()) {
-        auto record = parse_manifest_record(digest, **text);
-        if (!record) return record.error();
-        slot.value = std::move(record).value();
-      }
-    }
-    it = manifests_.emplace(digest, std::move(slot)).first;
-  }
-  return it->second.value ? &*it->second.value : nullptr;
+  auto found = find(manifests_, digest, store_keys::manifest(digest), [&](std::string_view text) {
+    return parse_manifest_record(digest, text);
+  });
+  if (!found) return found.error();
+  return *found;
 }
 
 void FoldState::put_manifest(ManifestRecord record) {
@@ -76,21 +86,8 @@ void FoldState::put_manifest(ManifestRecord record) {
 }
 
 Result<GroupRecord*> FoldState::find_group(const Digest& key) {
-  auto it = groups_.find(key);
-  if (it == groups_.end()) {
-    Slot<GroupRecord> slot;
-    if (!complete_) {
-      auto text = store_.get(store_keys::group(key));
-      if (!text) return text.error();
-      if (text->has_value()) {
-        auto group = parse_group_record(key, **text);
-        if (!group) return group.error();
-        slot.value = std::move(group).value();
-      }
-    }
-    it = groups_.emplace(key, std::move(slot)).first;
-  }
-  return it->second.value ? &*it->second.value : nullptr;
+  return find(groups_, key, store_keys::group(key),
+              [&](std::string_view text) { return parse_group_record(key, text); });
 }
 
 void FoldState::put_group(const GroupRecord& group) {
@@ -179,6 +176,21 @@ Status FoldState::flush_text_below(TextMap::iterator& at, std::string_view bound
   return Status::ok();
 }
 
+template <typename T, typename Encode>
+Status FoldState::flush_changed(DigestMap<T>& map, const Encode& encode) {
+  std::vector<typename DigestMap<T>::value_type*> changed;
+  for (auto& entry : map) {
+    if (entry.second.changed) changed.push_back(&entry);
+  }
+  std::sort(changed.begin(), changed.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (auto* entry : changed) {
+    EVL_RETURN_IF_ERROR(encode(entry->first, entry->second.value));
+    entry->second.changed = false;
+  }
+  return Status::ok();
+}
+
 Status FoldState::flush() {
   // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/).
   if (next_ && next_->changed) {
@@ -187,24 +199,18 @@ Status FoldState::flush() {
   }
   auto text = text_.begin();
   EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kGroups));
-  for (auto& [key, slot] : groups_) {
-    if (!slot.changed) continue;
-    EVL_RETURN_IF_ERROR(slot.value ? store_.put(store_keys::group(key), group_record_text(*slot.value))
-                                   : store_.erase(store_keys::group(key)));
-    slot.changed = false;
-  }
+  EVL_RETURN_IF_ERROR(flush_changed(groups_, [&](const Digest& key, const auto& group) {
+    return group ? store_.put(store_keys::group(key), group_record_text(*group))
+                 : store_.erase(store_keys::group(key));
+  }));
   EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kManifests));
-  for (auto& [digest, slot] : manifests_) {
-    if (!slot.changed) continue;
-    EVL_RETURN_IF_ERROR(store_.put(store_keys::manifest(digest), manifest_record_text(*slot.value)));
-    slot.changed = false;
-  }
+  EVL_RETURN_IF_ERROR(flush_changed(manifests_, [&](const Digest& digest, const auto& record) {
+    return store_.put(store_keys::manifest(digest), manifest_record_text(*record));
+  }));
   EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kRuns));
-  for (auto& [run, slot] : runs_) {
-    if (!slot.changed) continue;
-    EVL_RETURN_IF_ERROR(store_.put(store_keys::run(run), jcs_serialize(run_view_json(*slot.value))));
-    slot.changed = false;
-  }
+  EVL_RETURN_IF_ERROR(flush_changed(runs_, [&](const Digest& run, const auto& view) {
+    return store_.put(store_keys::run(run), run_view_text(*view));
+  }));
   return flush_text_below(text, "");
 }
 

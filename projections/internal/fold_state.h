@@ -12,7 +12,7 @@
 // that misses does not ask the store; forget() gives that up to free memory.
 //
 // Lifetimes: pointers returned by find_run/find_manifest/find_group and references from
-// add_run stay valid until forget() or the FoldState's destruction (std::map nodes).
+// add_run stay valid until forget() or the FoldState's destruction (map nodes do not move).
 // Errors: a stored record that cannot be decoded is kCorrupt (naming it and the fix); the
 // store's own errors unchanged. After an error the state is not flushed: the caller drops it.
 // Thread safety: one thread, and the store is used through this state only while it lives.
@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "projections/internal/groups.h"
 #include "projections/internal/registry.h"
@@ -76,14 +77,26 @@ class FoldState {
     bool changed = false;
   };
   using TextMap = std::map<std::string, TextSlot, std::less<>>;
+  // A digest's first bytes are a good hash. How these maps iterate never reaches the store:
+  // flush() sorts the records it writes.
+  struct DigestHash {
+    size_t operator()(const Digest& d) const;
+  };
+  template <typename T>
+  using DigestMap = std::unordered_map<Digest, Slot<T>, DigestHash>;
 
+  template <typename T, typename Decode>
+  Result<T*> find(DigestMap<T>& map, const Digest& digest, const std::string& key,
+                  const Decode& decode);
+  template <typename T, typename Encode>
+  Status flush_changed(DigestMap<T>& map, const Encode& encode);
   Status flush_text_below(TextMap::iterator& at, std::string_view bound);
 
   ProjectionStore& store_;
   bool complete_;  // every key of the store is known here
-  std::map<Digest, Slot<RunView>> runs_;
-  std::map<Digest, Slot<ManifestRecord>> manifests_;
-  std::map<Digest, Slot<GroupRecord>> groups_;
+  DigestMap<RunView> runs_;
+  DigestMap<ManifestRecord> manifests_;
+  DigestMap<GroupRecord> groups_;
   std::optional<Slot<uint64_t>> next_;
   TextMap text_;
 };
