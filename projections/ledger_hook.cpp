@@ -1,5 +1,6 @@
 #include "projections/ledger_hook.h"
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <variant>
@@ -65,6 +66,9 @@ Status clear(KeyValueStore& store) {
 
 class ProjectionHook final : public AppendHook {
  public:
+  explicit ProjectionHook(const ProjectionHookOptions& options)
+      : batch_events_(std::max<uint64_t>(1, options.rebuild_batch_events)) {}
+
   Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
                   const EventBody& body) override {
     if (is_compromise(body) && context.keys.voids_anything()) {
@@ -89,19 +93,22 @@ class ProjectionHook final : public AppendHook {
       if (voided) return Status::ok();
       if (is_key_event(body) && keys.voids_anything()) {
         voided = true;
-        batch.reset();  // nothing of it was written
+        batch.reset();  // what it has not written yet is dropped
         return Status::ok();
       }
-      return batch->apply(projected(index, id, body, keys, keys));
+      EVL_RETURN_IF_ERROR(batch->apply(projected(index, id, body, keys, keys)));
+      return (index + 1) % batch_events_ == 0 ? batch->flush_and_forget() : Status::ok();
     }));
     if (!voided) return batch->flush();
+    EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
     const KeyPolicy final_keys = std::move(keys);
     KeyPolicy running;
     ProjectionBatch second(context.store);
     EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
                                                        const EventBody& body) -> Status {
       running.apply(index, body);
-      return second.apply(projected(index, id, body, running, final_keys));
+      EVL_RETURN_IF_ERROR(second.apply(projected(index, id, body, running, final_keys)));
+      return (index + 1) % batch_events_ == 0 ? second.flush_and_forget() : Status::ok();
     }));
     return second.flush();
   }
@@ -112,10 +119,13 @@ class ProjectionHook final : public AppendHook {
 
  private:
   Projector projector_;
+  uint64_t batch_events_;
 };
 
 }  // namespace
 
-std::shared_ptr<AppendHook> make_projection_hook() { return std::make_shared<ProjectionHook>(); }
+std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& options) {
+  return std::make_shared<ProjectionHook>(options);
+}
 
 }  // namespace evl

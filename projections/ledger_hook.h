@@ -12,12 +12,19 @@
 // Thread safety: called by the ledger's writer only.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "ledger/append_hook.h"
 
 namespace evl {
 
-std::shared_ptr<AppendHook> make_projection_hook();
+struct ProjectionHookOptions {
+  // A rebuild keeps the records of this many events in memory (about 5 KB per event of a
+  // catalog), then writes them and drops them: its memory is bounded whatever the log's length.
+  uint64_t rebuild_batch_events = 16384;
+};
+
+std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& options = {});
 
 }  // namespace evl

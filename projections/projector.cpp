@@ -73,24 +73,23 @@ RunView new_run_view(const Digest& run, const Json& manifest, const Json& metada
 }
 
 // Takes the facts a view needs from a registered manifest, wherever the view references it.
-void resolve_into(RunView& view, const std::string& digest, const Json& summary) {
+void resolve_into(RunView& view, const std::string& digest, const ManifestFacts& facts) {
   if (!view.has_protocol && view.protocol_digest == digest) view.has_protocol = true;
   if (!view.has_environment && view.environment_digest == digest) {
     view.has_environment = true;
-    view.gpu = summary_hardware(summary);
+    view.gpu = facts.hardware;
   }
   if (!view.has_workload && view.workload_digest == digest) {
     view.has_workload = true;
-    view.operation_digest = json_string(summary, "operationSpecDigest");
-    view.correctness_key = json_string(summary, "correctnessKey");
+    view.operation_digest = facts.operation_spec_digest;
+    view.correctness_key = facts.correctness_key;
   }
   if (!view.has_implementation && view.implementation_digest == digest) {
     view.has_implementation = true;
-    const Json* source = summary.find("sourceAvailable");
-    view.source_available = source != nullptr && source->is_bool() && source->as_bool();
+    view.source_available = facts.source_available;
   }
   for (RerunRecord& r : view.reruns) {
-    if (!r.hardware && r.environment_digest == digest) r.hardware = summary_hardware(summary);
+    if (!r.hardware && r.environment_digest == digest) r.hardware = facts.hardware;
   }
 }
 
@@ -101,7 +100,7 @@ Status resolve_references(FoldState& state, RunView& view) {
     if (!digest) continue;
     auto found = state.find_manifest(*digest);
     if (!found) return found.error();
-    if (*found != nullptr) resolve_into(view, *ref, (*found)->summary);
+    if (*found != nullptr) resolve_into(view, *ref, **found);
   }
   return Status::ok();
 }
@@ -154,14 +153,15 @@ Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
   ManifestRecord record{
       digest, json_string(*manifest, "kind").value_or(""), ctx.event.index, ctx.event.id,
       manifest_summary(digest, *manifest, parse_metadata(event.manifest.metadata))};
-  ctx.state.put_manifest(record);
+  const ManifestFacts facts = manifest_facts(record.summary);
+  ctx.state.put_manifest(std::move(record));
   const std::string text = digest_text(digest);
   for (const Digest& run : *waiting) {
     auto view = ctx.state.find_run(run);
     if (!view) return view.error();
     if (*view == nullptr) continue;
     ViewBefore before = view_before(**view);
-    resolve_into(**view, text, record.summary);
+    resolve_into(**view, text, facts);
     add_history(**view, history_item(ctx.event));
     EVL_RETURN_IF_ERROR(store_run_view(ctx, **view, before));
   }

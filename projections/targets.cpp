@@ -136,7 +136,7 @@ Status resolve_rerun_hardware(FoldState& state, RerunRecord& rerun) {
   auto found = state.find_manifest(*digest);
   if (!found) return found.error();
   if (*found == nullptr) return Status::ok();
-  rerun.hardware = summary_hardware((*found)->summary);
+  rerun.hardware = (*found)->hardware;
   return Status::ok();
 }
 

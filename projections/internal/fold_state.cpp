@@ -12,13 +12,15 @@
 
 namespace evl {
 
-FoldState::FoldState(ProjectionStore& store) : store_(store), complete_(true) {
+FoldState::FoldState(ProjectionStore& store)
+    : store_(store), complete_(true), manifests_complete_(true) {
   // An empty store (a rebuild, the first event): every key there will be is one of ours.
   Status s = store_.scan("", [&](std::string_view, std::string_view) {
     complete_ = false;
     return false;
   });
   if (!s) complete_ = false;  // the lookups will report the store's failure
+  manifests_complete_ = complete_;
 }
 
 size_t FoldState::DigestHash::operator()(const Digest& d) const {
@@ -71,15 +73,37 @@ void FoldState::run_changed(const RunView& view) {
   it->second.changed = true;
 }
 
-Result<const ManifestRecord*> FoldState::find_manifest(const Digest& digest) {
-  auto found = find(manifests_, digest, store_keys::manifest(digest), [&](std::string_view text) {
-    return parse_manifest_record(digest, text);
-  });
-  if (!found) return found.error();
-  return *found;
+FoldState::KnownManifest FoldState::known(const Json& summary) {
+  ManifestFacts facts = manifest_facts(summary);
+  KnownManifest out{true, nullptr};
+  if (!(facts == ManifestFacts{})) out.facts = std::make_unique<const ManifestFacts>(std::move(facts));
+  return out;
+}
+
+Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
+  auto [it, added] = facts_.try_emplace(digest);
+  if (added && !manifests_complete_) {
+    auto text = store_.get(store_keys::manifest(digest));
+    if (!text) {
+      facts_.erase(it);
+      return text.error();
+    }
+    if (text->has_value()) {
+      auto record = parse_manifest_record(digest, **text);
+      if (!record) {
+        facts_.erase(it);
+        return record.error();
+      }
+      it->second = known(record->summary);
+    }
+  }
+  if (!it->second.registered) return nullptr;
+  static const ManifestFacts kNoFacts;
+  return it->second.facts ? it->second.facts.get() : &kNoFacts;
 }
 
 void FoldState::put_manifest(ManifestRecord record) {
+  facts_[record.digest] = known(record.summary);
   Slot<ManifestRecord>& slot = manifests_[record.digest];
   slot.value = std::move(record);
   slot.changed = true;
@@ -207,6 +231,7 @@ Status FoldState::flush() {
   EVL_RETURN_IF_ERROR(flush_changed(manifests_, [&](const Digest& digest, const auto& record) {
     return store_.put(store_keys::manifest(digest), manifest_record_text(*record));
   }));
+  manifests_.clear();  // written: reads use facts_
   EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kRuns));
   EVL_RETURN_IF_ERROR(flush_changed(runs_, [&](const Digest& run, const auto& view) {
     return store_.put(store_keys::run(run), run_view_text(*view));
@@ -216,7 +241,6 @@ Status FoldState::flush() {
 
 void FoldState::forget() {
   runs_.clear();
-  manifests_.clear();
   groups_.clear();
   next_.reset();
   text_.clear();

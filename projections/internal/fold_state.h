@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,8 +44,9 @@ class FoldState {
   // The view (from find_run or add_run) has changed: write it on flush().
   void run_changed(const RunView& view);
 
-  // m/<digest>: nullptr when the digest is not registered.
-  Result<const ManifestRecord*> find_manifest(const Digest& digest);
+  // m/<digest>: what the fold reads of the record, or nullptr when the digest is not
+  // registered. A record never changes once registered (the first registration wins).
+  Result<const ManifestFacts*> find_manifest(const Digest& digest);
   void put_manifest(ManifestRecord record);
 
   // G/<key>: nullptr when the group has no record.
@@ -63,7 +65,8 @@ class FoldState {
 
   // Writes every changed record to the store, in key order.
   [[nodiscard]] Status flush();
-  // Drops every record (flush() first): later lookups read the store again.
+  // Drops every record (flush() first): later lookups read the store again, except that the
+  // facts of the manifests are kept (about 80 bytes each, more for those with facts).
   void forget();
 
  private:
@@ -93,9 +96,16 @@ class FoldState {
   Status flush_text_below(TextMap::iterator& at, std::string_view bound);
 
   ProjectionStore& store_;
-  bool complete_;  // every key of the store is known here
+  bool complete_;            // every key of the store is known here
+  bool manifests_complete_;  // every manifest of the store is in facts_
   DigestMap<RunView> runs_;
-  DigestMap<ManifestRecord> manifests_;
+  DigestMap<ManifestRecord> manifests_;  // registered, until flush() writes them
+  struct KnownManifest {
+    bool registered = false;
+    std::unique_ptr<const ManifestFacts> facts;  // null when it has none (most manifests)
+  };
+  std::unordered_map<Digest, KnownManifest, DigestHash> facts_;
+  static KnownManifest known(const Json& summary);
   DigestMap<GroupRecord> groups_;
   std::optional<Slot<uint64_t>> next_;
   TextMap text_;

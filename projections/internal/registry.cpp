@@ -68,6 +68,13 @@ Hardware summary_hardware(const Json& summary) {
                   json_string(summary, "architecture").value_or("")};
 }
 
+ManifestFacts manifest_facts(const Json& summary) {
+  const Json* source = summary.find("sourceAvailable");
+  return ManifestFacts{summary_hardware(summary), json_string(summary, "operationSpecDigest"),
+                       json_string(summary, "correctnessKey"),
+                       source != nullptr && source->is_bool() && source->as_bool()};
+}
+
 Result<ManifestRecord> parse_manifest_record(const Digest& digest, std::string_view text) {
   Status damaged = corrupt("stored manifest record " + digest_text(digest) +
                            " is damaged; rebuild the projections (evledger rebuild)");

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <utility>
 #include <string>
 
 #include "ledger/ledger.h"
@@ -19,12 +20,12 @@ using test::Cast;
 using test::TempDir;
 using Contents = std::map<std::string, std::string>;
 
-std::unique_ptr<Ledger> open_with_projections(const TempDir& dir) {
+std::unique_ptr<Ledger> open_with_projections(const TempDir& dir, uint64_t batch_events) {
   OpenOptions options;
   options.dir = dir.str();
   options.create = true;
   options.log_key = test::test_log_key();
-  options.hook = make_projection_hook();
+  options.hook = make_projection_hook({batch_events});
   auto ledger = Ledger::open(options);
   if (!ledger) FAIL("open failed: " << ledger.error().message());
   return std::move(ledger.value());
@@ -97,11 +98,13 @@ Digest manifest_digest_of(const EventBody& body) {
 
 TEST_CASE("the ledger's projections equal a naive fold after each append and a rebuild",
           "[projections][hook]") {
-  for (bool compromise : {false, true}) {
-    INFO((compromise ? "with" : "without") << " a compromise that voids earlier events");
+  for (auto [compromise, batch_events] : {std::pair<bool, uint64_t>{false, 16384}, {true, 16384},
+                                           {false, 3}, {true, 4}, {true, 1}}) {
+    INFO((compromise ? "with" : "without") << " a compromise that voids earlier events, "
+                                           << "rebuilt in batches of " << batch_events);
     TempDir dir;
     Cast cast;
-    auto ledger = open_with_projections(dir);
+    auto ledger = open_with_projections(dir, batch_events);
     for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
     std::vector<Digest> runs;
     uint64_t first_void = 0;
