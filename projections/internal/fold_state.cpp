@@ -32,21 +32,18 @@ size_t FoldState::DigestHash::operator()(const Digest& d) const {
 template <typename T, typename Decode>
 Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest, const std::string& key,
                            const Decode& decode) {
-  auto [it, added] = map.try_emplace(digest);
-  if (added && !complete_) {
+  auto it = map.find(digest);
+  if (it == map.end()) {
+    if (complete_) return nullptr;  // the store has no more than this state
+    Slot<T> slot;
     auto text = store_.get(key);
-    if (!text) {
-      map.erase(it);
-      return text.error();
-    }
+    if (!text) return text.error();
     if (text->has_value()) {
       Result<T> value = decode(**text);
-      if (!value) {
-        map.erase(it);
-        return value.error();
-      }
-      it->second.value = std::move(value).value();
+      if (!value) return value.error();
+      slot.value = std::move(value).value();
     }
+    it = map.emplace(digest, std::move(slot)).first;
   }
   return it->second.value ? &*it->second.value : nullptr;
 }
@@ -81,21 +78,18 @@ FoldState::KnownManifest FoldState::known(const Json& summary) {
 }
 
 Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
-  auto [it, added] = facts_.try_emplace(digest);
-  if (added && !manifests_complete_) {
+  auto it = facts_.find(digest);
+  if (it == facts_.end()) {
+    if (manifests_complete_) return nullptr;  // the store has no more than this state
+    KnownManifest found;
     auto text = store_.get(store_keys::manifest(digest));
-    if (!text) {
-      facts_.erase(it);
-      return text.error();
-    }
+    if (!text) return text.error();
     if (text->has_value()) {
       auto record = parse_manifest_record(digest, **text);
-      if (!record) {
-        facts_.erase(it);
-        return record.error();
-      }
-      it->second = known(record->summary);
+      if (!record) return record.error();
+      found = known(record->summary);
     }
+    it = facts_.emplace(digest, std::move(found)).first;
   }
   if (!it->second.registered) return nullptr;
   static const ManifestFacts kNoFacts;

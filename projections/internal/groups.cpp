@@ -7,6 +7,7 @@
 #include "events/jcs.h"
 #include "projections/evidence.h"
 #include "projections/internal/fold_state.h"
+#include "projections/internal/jcs_writer.h"
 #include "projections/internal/store_keys.h"
 
 namespace evl {
@@ -200,13 +201,20 @@ std::optional<Membership> run_membership(const RunView& view) {
 }
 
 std::string group_record_text(const GroupRecord& g) {
-  Json out = Json::object();
-  out.set("group", digest_text(g.key));
-  out.set("leader", g.leader ? Json(digest_text(*g.leader)) : Json());
-  out.set("leaderValue", g.leader_value ? Json(*g.leader_value) : Json());
-  out.set("size", g.size);
-  out.set("members", g.members);
-  return jcs_serialize(out);
+  std::string out;
+  {
+    JcsObjectWriter w(out);
+    w.digest("group", g.key);
+    if (g.leader) {
+      w.digest("leader", *g.leader);
+    } else {
+      w.null("leader");
+    }
+    w.opt_number("leaderValue", g.leader_value);
+    w.number("members", static_cast<double>(g.members));
+    w.number("size", static_cast<double>(g.size));
+  }
+  return out;
 }
 
 Result<GroupRecord> parse_group_record(const Digest& key, std::string_view text) {

@@ -2,6 +2,7 @@
 
 #include "events/jcs.h"
 #include "events/kernelindex.h"
+#include "projections/internal/jcs_writer.h"
 #include "projections/internal/store_keys.h"
 
 namespace evl {
@@ -107,11 +108,14 @@ Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store
 }
 
 std::string manifest_record_text(const ManifestRecord& record) {
-  Json out = Json::object();
-  out.set("index", record.index);
-  out.set("event", digest_text(record.event));
-  out.set("summary", record.summary);
-  return jcs_serialize(out);
+  std::string out;
+  {
+    JcsObjectWriter w(out);
+    w.digest("event", record.event);
+    w.number("index", static_cast<double>(record.index));
+    w.json("summary", record.summary);
+  }
+  return out;
 }
 
 }  // namespace evl

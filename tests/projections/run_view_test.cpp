@@ -7,6 +7,8 @@
 #include <string>
 
 #include "events/jcs.h"
+#include "projections/internal/groups.h"
+#include "projections/internal/registry.h"
 
 namespace evl {
 namespace {
@@ -149,6 +151,50 @@ TEST_CASE("a run view written directly is the JCS text of its JSON object",
     auto parsed = parse_run_view(expected);
     REQUIRE(parsed);
     CHECK(run_view_text(*parsed) == expected);
+  }
+}
+
+TEST_CASE("manifest and group records written directly are the JCS text of their JSON",
+          "[projections][run_view]") {
+  std::mt19937_64 rng(7);
+  auto digest = [&] {
+    Digest d;
+    for (auto& b : d) b = static_cast<uint8_t>(rng());
+    return d;
+  };
+  for (int i = 0; i < 200; ++i) {
+    ManifestRecord m;
+    m.digest = digest();
+    m.index = rng() % 9007199254740992ull;
+    m.event = digest();
+    m.summary = Json(Json::Object{{"kind", Json("ExecutionEnvironment")},
+                                  {"digest", Json(digest_text(m.digest))},
+                                  {"title", Json(i % 2 == 0 ? "B200 \"lab\"" : "é")}});
+    Json expected_m = Json::object();
+    expected_m.set("index", m.index);
+    expected_m.set("event", digest_text(m.event));
+    expected_m.set("summary", m.summary);
+    CHECK(manifest_record_text(m) == jcs_serialize(expected_m));
+
+    GroupRecord g;
+    g.key = digest();
+    if (i % 3 != 0) {
+      g.leader = digest();
+      g.leader_value = i % 3 == 1 ? 159785.0 : 0.000125;
+    }
+    g.size = rng() % 1000;
+    g.members = g.size + rng() % 10;
+    Json expected_g = Json::object();
+    expected_g.set("group", digest_text(g.key));
+    expected_g.set("leader", g.leader ? Json(digest_text(*g.leader)) : Json());
+    expected_g.set("leaderValue", g.leader_value ? Json(*g.leader_value) : Json());
+    expected_g.set("size", g.size);
+    expected_g.set("members", g.members);
+    CHECK(group_record_text(g) == jcs_serialize(expected_g));
+    auto parsed = parse_group_record(g.key, group_record_text(g));
+    REQUIRE(parsed);
+    CHECK(parsed->leader == g.leader);
+    CHECK(parsed->members == g.members);
   }
 }
 
