@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <memory>
 #include <variant>
 #include <vector>
@@ -42,16 +43,70 @@ bool is_key_event(const EventBody& body) {
          std::holds_alternative<KeyRevoke>(body.payload);
 }
 
-// Visits the decoded entries [0, size) of the log in order, with their event ids.
-Status scan_bodies(AppendContext& context, uint64_t size,
-                   const std::function<Status(uint64_t, const Digest&, const EventBody&)>& visit) {
-  return context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
-    auto entry = decode_entry(bytes);
-    if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
+using BodyVisitor = std::function<Status(uint64_t, const Digest&, const EventBody&)>;
+
+struct DecodedEntry {
+  uint64_t index = 0;
+  Digest id{};
+  Result<EventBody> body;
+};
+
+// Decodes copies of consecutive entries from `first` on (pure functions: any thread).
+std::vector<DecodedEntry> decode_chunk(uint64_t first, const std::vector<Bytes>& entries) {
+  std::vector<DecodedEntry> out;
+  out.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const uint64_t index = first + i;
+    auto entry = decode_entry(entries[i]);
+    if (!entry) {
+      out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
+                                        entry.error().message())});
+      continue;
+    }
     auto body = decode_body(entry->body);
-    if (!body) return corrupt("entry " + std::to_string(index) + ": " + body.error().message());
-    return visit(index, event_id(entry->body), *body);
-  });
+    if (!body) {
+      out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
+                                        body.error().message())});
+      continue;
+    }
+    out.push_back({index, event_id(entry->body), std::move(body).value()});
+  }
+  return out;
+}
+
+Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
+  for (DecodedEntry& e : chunk) {
+    if (!e.body) return e.body.error();
+    EVL_RETURN_IF_ERROR(visit(e.index, e.id, *e.body));
+  }
+  return Status::ok();
+}
+
+// Visits the decoded entries [0, size) of the log in order, with their event ids. Decoding
+// (the canonical-form checks and the id's hash) runs on a second thread, a chunk ahead of the
+// visits: the scan copies each chunk of entries out of the transaction, which only this
+// thread may read.
+Status scan_bodies(AppendContext& context, uint64_t size, const BodyVisitor& visit) {
+  constexpr size_t kChunk = 512;
+  std::vector<Bytes> copies;
+  uint64_t first = 0;
+  std::future<std::vector<DecodedEntry>> decoding;
+  auto hand_over = [&]() -> Status {
+    std::vector<DecodedEntry> ready;
+    if (decoding.valid()) ready = decoding.get();
+    if (!copies.empty()) {
+      decoding = std::async(std::launch::async, decode_chunk, first, std::move(copies));
+      first += kChunk;
+      copies = {};
+    }
+    return visit_chunk(ready, visit);  // while the next chunk decodes
+  };
+  EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t, ByteView bytes) -> Status {
+    copies.emplace_back(bytes.begin(), bytes.end());
+    return copies.size() == kChunk ? hand_over() : Status::ok();
+  }));
+  EVL_RETURN_IF_ERROR(hand_over());
+  return hand_over();
 }
 
 Status clear(KeyValueStore& store) {

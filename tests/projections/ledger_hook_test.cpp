@@ -132,5 +132,28 @@ TEST_CASE("the ledger's projections equal a naive fold after each append and a r
   }
 }
 
+TEST_CASE("a rebuild of a log many decoding chunks long equals a naive fold",
+          "[projections][hook]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_with_projections(dir, 700);
+  for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+  std::vector<Bytes> entries;
+  for (int i = 0; i < 1300; ++i) {
+    EventBody obs = test::observation_body(cast.importer, "gpumode", std::to_string(i));
+    entries.push_back(test::signed_entry(cast.importer, obs));
+    if (i % 5 == 0) {
+      entries.push_back(test::signed_entry(
+          cast.runner, test::rerun_body(cast.runner, manifest_digest_of(obs), 150000 + i)));
+    }
+  }
+  for (const auto& o : ledger->append(entries)) REQUIRE(o.status.is_ok());
+  REQUIRE(ledger->size() == 5 + 1300 + 260);
+  const Contents expected = naive_fold(*ledger);
+  CHECK(state_of(*ledger) == expected);
+  REQUIRE(ledger->rebuild_state().is_ok());
+  CHECK(state_of(*ledger) == expected);
+}
+
 }  // namespace
 }  // namespace evl
