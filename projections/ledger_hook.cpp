@@ -85,7 +85,7 @@ Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
 // Visits the decoded entries [0, size) of the log in order, with their event ids. Decoding
 // (the canonical-form checks and the id's hash) runs on a second thread, a chunk ahead of the
 // visits: the scan copies each chunk of entries out of the transaction, which only this
-// thread may read.
+// thread may read. Without a thread to spare (EAGAIN) a chunk decodes here, when it is due.
 Status scan_bodies(AppendContext& context, uint64_t size, const BodyVisitor& visit) {
   constexpr size_t kChunk = 512;
   std::vector<Bytes> copies;
@@ -95,7 +95,8 @@ Status scan_bodies(AppendContext& context, uint64_t size, const BodyVisitor& vis
     std::vector<DecodedEntry> ready;
     if (decoding.valid()) ready = decoding.get();
     if (!copies.empty()) {
-      decoding = std::async(std::launch::async, decode_chunk, first, std::move(copies));
+      decoding = std::async(std::launch::async | std::launch::deferred, decode_chunk, first,
+                             std::move(copies));
       first += kChunk;
       copies = {};
     }

@@ -30,13 +30,13 @@ size_t FoldState::DigestHash::operator()(const Digest& d) const {
 }
 
 template <typename T, typename Decode>
-Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest, const std::string& key,
-                           const Decode& decode) {
+Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest,
+                           std::string (*key_of)(const Digest&), const Decode& decode) {
   auto it = map.find(digest);
   if (it == map.end()) {
     if (complete_) return nullptr;  // the store has no more than this state
     Slot<T> slot;
-    auto text = store_.get(key);
+    auto text = store_.get(key_of(digest));
     if (!text) return text.error();
     if (text->has_value()) {
       Result<T> value = decode(**text);
@@ -49,7 +49,7 @@ Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest, const std::s
 }
 
 Result<RunView*> FoldState::find_run(const Digest& run) {
-  return find(runs_, run, store_keys::run(run), [&](std::string_view text) -> Result<RunView> {
+  return find(runs_, run, store_keys::run, [&](std::string_view text) -> Result<RunView> {
     auto view = parse_run_view(text);
     if (!view) return view.error().with_context(digest_text(run));
     return view;
@@ -104,7 +104,7 @@ void FoldState::put_manifest(ManifestRecord record) {
 }
 
 Result<GroupRecord*> FoldState::find_group(const Digest& key) {
-  return find(groups_, key, store_keys::group(key),
+  return find(groups_, key, store_keys::group,
               [&](std::string_view text) { return parse_group_record(key, text); });
 }
 

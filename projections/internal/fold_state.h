@@ -9,7 +9,8 @@
 // each event (the ledger's append transactions) or once after the whole log (a rebuild).
 //
 // When the store is empty at construction, the state knows every key there is, and a lookup
-// that misses does not ask the store; forget() gives that up to free memory.
+// that misses does not ask the store; forget() gives that up to free memory, except for the
+// manifests, whose facts it keeps.
 //
 // Lifetimes: pointers returned by find_run/find_manifest/find_group and references from
 // add_run stay valid until forget() or the FoldState's destruction (map nodes do not move).
@@ -87,10 +88,16 @@ class FoldState {
   };
   template <typename T>
   using DigestMap = std::unordered_map<Digest, Slot<T>, DigestHash>;
+  struct KnownManifest {
+    bool registered = false;
+    std::unique_ptr<const ManifestFacts> facts;  // null when it has none (most manifests)
+  };
+  static KnownManifest known(const Json& summary);
 
+  // The record under key_of(digest), read from the store at most once.
   template <typename T, typename Decode>
-  Result<T*> find(DigestMap<T>& map, const Digest& digest, const std::string& key,
-                  const Decode& decode);
+  Result<T*> find(DigestMap<T>& map, const Digest& digest,
+                  std::string (*key_of)(const Digest&), const Decode& decode);
   template <typename T, typename Encode>
   Status flush_changed(DigestMap<T>& map, const Encode& encode);
   Status flush_text_below(TextMap::iterator& at, std::string_view bound);
@@ -100,12 +107,7 @@ class FoldState {
   bool manifests_complete_;  // every manifest of the store is in facts_
   DigestMap<RunView> runs_;
   DigestMap<ManifestRecord> manifests_;  // registered, until flush() writes them
-  struct KnownManifest {
-    bool registered = false;
-    std::unique_ptr<const ManifestFacts> facts;  // null when it has none (most manifests)
-  };
   std::unordered_map<Digest, KnownManifest, DigestHash> facts_;
-  static KnownManifest known(const Json& summary);
   DigestMap<GroupRecord> groups_;
   std::optional<Slot<uint64_t>> next_;
   TextMap text_;
