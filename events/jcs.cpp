@@ -118,6 +118,10 @@ bool jcs_key_less(std::string_view a, std::string_view b) {
   return x < y;
 }
 
+void jcs_append_string(std::string& out, std::string_view utf8) { append_string(out, utf8); }
+
+void jcs_append_number(std::string& out, double value) { append_number(out, value); }
+
 std::string jcs_number(double value) {
   std::string out;
   append_number(out, value);

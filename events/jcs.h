@@ -25,6 +25,11 @@ std::string jcs_serialize(const Json& value);
 // Appends the canonical text of a value to out (saves a copy when building larger texts).
 void jcs_append(std::string& out, const Json& value);
 
+// Append the canonical text of one string (valid UTF-8) or one finite number: for writers that
+// emit a known object member by member instead of building a Json value.
+void jcs_append_string(std::string& out, std::string_view utf8);
+void jcs_append_number(std::string& out, double value);
+
 // Parses with parse_json (whose errors it returns unchanged) and serializes canonically.
 Result<std::string> jcs_canonicalize(std::string_view json_text, const JsonLimits& limits = {});
 

@@ -1,6 +1,11 @@
 #include "projections/ledger_hook.h"
 
+#include <algorithm>
+#include <functional>
+#include <future>
+#include <memory>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "projections/digest.h"
@@ -33,6 +38,79 @@ ProjectedEvent projected(uint64_t index, const Digest& id, const EventBody& body
   event.void_cause = void_keys.void_cause(body.author, index);
   if (void_keys.genesis()) event.rerun_tolerance_milli = void_keys.genesis()->rerun_tolerance_milli;
   return event;
+}
+
+bool is_key_event(const EventBody& body) {
+  return std::holds_alternative<Genesis>(body.payload) ||
+         std::holds_alternative<KeyGrant>(body.payload) ||
+         std::holds_alternative<KeyRevoke>(body.payload);
+}
+
+using BodyVisitor = std::function<Status(uint64_t, const Digest&, const EventBody&)>;
+
+struct DecodedEntry {
+  uint64_t index = 0;
+  Digest id{};
+  Result<EventBody> body;
+};
+
+// Decodes copies of consecutive entries from `first` on (pure functions: any thread).
+std::vector<DecodedEntry> decode_chunk(uint64_t first, const std::vector<Bytes>& entries) {
+  std::vector<DecodedEntry> out;
+  out.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const uint64_t index = first + i;
+    auto entry = decode_entry(entries[i]);
+    if (!entry) {
+      out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
+                                        entry.error().message())});
+      continue;
+    }
+    auto body = decode_body(entry->body);
+    if (!body) {
+      out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
+                                        body.error().message())});
+      continue;
+    }
+    out.push_back({index, event_id(entry->body), std::move(body).value()});
+  }
+  return out;
+}
+
+Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
+  for (DecodedEntry& e : chunk) {
+    if (!e.body) return e.body.error();
+    EVL_RETURN_IF_ERROR(visit(e.index, e.id, *e.body));
+  }
+  return Status::ok();
+}
+
+// Visits the decoded entries [0, size) of the log in order, with their event ids. Decoding
+// (the canonical-form checks and the id's hash) runs on a second thread, a chunk ahead of the
+// visits: the scan copies each chunk of entries out of the transaction, which only this
+// thread may read. Without a thread to spare (EAGAIN) a chunk decodes here, when it is due.
+Status scan_bodies(AppendContext& context, uint64_t size, const BodyVisitor& visit) {
+  constexpr size_t kChunk = 512;
+  std::vector<Bytes> copies;
+  uint64_t first = 0;
+  std::future<std::vector<DecodedEntry>> decoding;
+  auto hand_over = [&]() -> Status {
+    std::vector<DecodedEntry> ready;
+    if (decoding.valid()) ready = decoding.get();
+    if (!copies.empty()) {
+      decoding = std::async(std::launch::async | std::launch::deferred, decode_chunk, first,
+                             std::move(copies));
+      first += kChunk;
+      copies = {};
+    }
+    return visit_chunk(ready, visit);  // while the next chunk decodes
+  };
+  EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t, ByteView bytes) -> Status {
+    copies.emplace_back(bytes.begin(), bytes.end());
+    return copies.size() == kChunk ? hand_over() : Status::ok();
+  }));
+  EVL_RETURN_IF_ERROR(hand_over());
+  return hand_over();
 }
 
 Status clear(KeyValueStore& store) {
@@ -68,6 +146,9 @@ Result<std::optional<ProjectionAccumulator>> stored_sums(const KeyValueStore& su
 
 class ProjectionHook final : public AppendHook {
  public:
+  explicit ProjectionHook(const ProjectionHookOptions& options)
+      : batch_events_(std::max<uint64_t>(1, options.rebuild_batch_events)) {}
+
   void begin_transaction() override { tracker_.reset(); }
 
   Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
@@ -82,30 +163,41 @@ class ProjectionHook final : public AppendHook {
     return projector_.apply(store, projected(index, id, body, context.keys, context.keys));
   }
 
+
   Status rebuild(AppendContext& context, uint64_t size) override {
     // The whole state is written again: its sums come from one scan at seal().
     tracker_.emplace(std::nullopt);
-    // Pass 1: the key state of the whole prefix, which says which events are void.
-    KeyPolicy final_keys;
-    EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
-      auto entry = decode_entry(bytes);
-      if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
-      auto body = decode_body(entry->body);
-      if (!body) return corrupt("entry " + std::to_string(index) + ": " + body.error().message());
-      final_keys.apply(index, *body);
-      return Status::ok();
+    // One pass folds each event with the key state at its position, which also gives its void
+    // cause as long as no compromise has voided anything: that key state and the final one
+    // then void nothing. Once one does (a compromise may void events before it), the pass only
+    // finishes the key state, and a second pass folds again with the final key state's voids.
+    KeyPolicy keys;
+    bool voided = false;
+    auto batch = std::make_unique<ProjectionBatch>(context.store);
+    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
+                                                       const EventBody& body) -> Status {
+      keys.apply(index, body);
+      if (voided) return Status::ok();
+      if (is_key_event(body) && keys.voids_anything()) {
+        voided = true;
+        batch.reset();  // what it has not written yet is dropped
+        return Status::ok();
+      }
+      EVL_RETURN_IF_ERROR(batch->apply(projected(index, id, body, keys, keys)));
+      return (index + 1) % batch_events_ == 0 ? batch->flush_and_forget() : Status::ok();
     }));
-    // Pass 2: fold in order, with each author as the key state knew it at that position.
+    if (!voided) return batch->flush();
+    EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
+    const KeyPolicy final_keys = std::move(keys);
     KeyPolicy running;
-    return context.scan(0, size, [&](uint64_t index, ByteView bytes) -> Status {
-      auto entry = decode_entry(bytes);
-      if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
-      auto body = decode_body(entry->body);
-      if (!body) return corrupt("entry " + std::to_string(index) + ": " + body.error().message());
-      running.apply(index, *body);
-      return projector_.apply(context.store, projected(index, event_id(entry->body), *body,
-                                                       running, final_keys));
-    });
+    ProjectionBatch second(context.store);
+    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
+                                                       const EventBody& body) -> Status {
+      running.apply(index, body);
+      EVL_RETURN_IF_ERROR(second.apply(projected(index, id, body, running, final_keys)));
+      return (index + 1) % batch_events_ == 0 ? second.flush_and_forget() : Status::ok();
+    }));
+    return second.flush();
   }
 
   Result<uint64_t> applied_size(const KeyValueStore& store) const override {
@@ -150,6 +242,7 @@ class ProjectionHook final : public AppendHook {
   }
 
   Projector projector_;
+  uint64_t batch_events_;
   std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
 };
 
@@ -165,7 +258,9 @@ Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body)
 
 }  // namespace
 
-std::shared_ptr<AppendHook> make_projection_hook() { return std::make_shared<ProjectionHook>(); }
+std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& options) {
+  return std::make_shared<ProjectionHook>(options);
+}
 
 Status fold_projection_digests(
     const Ledger& ledger, std::span<const uint64_t> sizes,
@@ -174,7 +269,7 @@ Status fold_projection_digests(
   for (size_t i = 1; i < sizes.size(); ++i) {
     if (sizes[i] <= sizes[i - 1]) return usage_error("the sizes to fold must ascend");
   }
-  ProjectionHook hook;
+  ProjectionHook hook{ProjectionHookOptions{}};
   MemoryProjectionStore state, sums;
   KeyPolicy keys;
   EntryScanner scanner = [&ledger](uint64_t from, uint64_t to,

@@ -4,9 +4,10 @@
 // Projector, with the author's name and scope from the key state at that position and the
 // void cause the key policy gives. A compromise that voids earlier events makes the hook
 // rebuild the whole state from the log (in the same transaction), so the incremental state
-// always equals a fresh fold of the same prefix: key policy is evaluated first over the whole
-// prefix (for void causes), then events are folded in order with the key state as it was at
-// each one (for names and scopes).
+// always equals a fresh fold of the same prefix: each event is folded with its author as the
+// key state at its position knew it (names, scopes) and its void cause as the key state of the
+// whole prefix gives it. A rebuild folds the whole log in memory and writes each record once;
+// each appended entry writes what it changed in the append transaction.
 //
 // The hook keeps the projection digest (projections/digest.h) as it goes: every write of the
 // fold passes through a DigestedStore (projections/digested_store.h), and seal() folds the
@@ -31,7 +32,13 @@
 
 namespace evl {
 
-std::shared_ptr<AppendHook> make_projection_hook();
+struct ProjectionHookOptions {
+  // A rebuild keeps the records of this many events in memory (about 5 KB per event of a
+  // catalog), then writes them and drops them: its memory is bounded whatever the log's length.
+  uint64_t rebuild_batch_events = 16384;
+};
+
+std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& options = {});
 
 // The auditor's fold: folds the log of `ledger` from index 0 into a fresh in-memory state,
 // exactly as the hook keeps it (a compromise refolds), and calls `visit(n, digest)` with the

@@ -73,45 +73,44 @@ RunView new_run_view(const Digest& run, const Json& manifest, const Json& metada
 }
 
 // Takes the facts a view needs from a registered manifest, wherever the view references it.
-void resolve_into(RunView& view, const std::string& digest, const Json& summary) {
+void resolve_into(RunView& view, const std::string& digest, const ManifestFacts& facts) {
   if (!view.has_protocol && view.protocol_digest == digest) view.has_protocol = true;
   if (!view.has_environment && view.environment_digest == digest) {
     view.has_environment = true;
-    view.gpu = summary_hardware(summary);
+    view.gpu = facts.hardware;
   }
   if (!view.has_workload && view.workload_digest == digest) {
     view.has_workload = true;
-    view.operation_digest = json_string(summary, "operationSpecDigest");
-    view.correctness_key = json_string(summary, "correctnessKey");
+    view.operation_digest = facts.operation_spec_digest;
+    view.correctness_key = facts.correctness_key;
   }
   if (!view.has_implementation && view.implementation_digest == digest) {
     view.has_implementation = true;
-    const Json* source = summary.find("sourceAvailable");
-    view.source_available = source != nullptr && source->is_bool() && source->as_bool();
+    view.source_available = facts.source_available;
   }
   for (RerunRecord& r : view.reruns) {
-    if (!r.hardware && r.environment_digest == digest) r.hardware = summary_hardware(summary);
+    if (!r.hardware && r.environment_digest == digest) r.hardware = facts.hardware;
   }
 }
 
-Status resolve_references(const ProjectionStore& store, RunView& view) {
+Status resolve_references(FoldState& state, RunView& view) {
   for (const std::string* ref : {&view.protocol_digest, &view.environment_digest,
                                  &view.workload_digest, &view.implementation_digest}) {
     auto digest = parse_digest_text(*ref);
     if (!digest) continue;
-    auto found = find_manifest(store, *digest);
+    auto found = state.find_manifest(*digest);
     if (!found) return found.error();
-    if (found->has_value()) resolve_into(view, *ref, (*found)->summary);
+    if (*found != nullptr) resolve_into(view, *ref, **found);
   }
   return Status::ok();
 }
 
 // Runs that wait on a manifest, in the order of their observations.
-Result<std::vector<Digest>> waiting_runs(const ProjectionStore& store, const Digest& manifest) {
+Result<std::vector<Digest>> waiting_runs(FoldState& state, const Digest& manifest) {
   std::vector<Digest> runs;
   bool damaged = false;
   Status s =
-      store.scan(store_keys::waiting_prefix(manifest), [&](std::string_view, std::string_view v) {
+      state.scan(store_keys::waiting_prefix(manifest), [&](std::string_view, std::string_view v) {
         auto run = hex_decode(v);
         if (!run || run->size() != 32) {
           damaged = true;
@@ -129,22 +128,22 @@ Result<std::vector<Digest>> waiting_runs(const ProjectionStore& store, const Dig
 
 Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
   const Digest digest = sha256(as_bytes(event.manifest.canonical));
-  auto waiting = waiting_runs(ctx.store, digest);
+  auto waiting = waiting_runs(ctx.state, digest);
   if (!waiting) return waiting.error();
   if (ctx.event.void_cause) {  // listed on the runs that wait for it, nothing else
     for (const Digest& run : *waiting) {
-      auto view = load_run_view(ctx.store, run);
+      auto view = ctx.state.find_run(run);
       if (!view) return view.error();
-      if (!view->has_value()) continue;
+      if (*view == nullptr) continue;
       ViewBefore before = view_before(**view);
       add_history(**view, history_item(ctx.event));
       EVL_RETURN_IF_ERROR(store_run_view(ctx, **view, before));
     }
     return Status::ok();
   }
-  auto registered = find_manifest(ctx.store, digest);
+  auto registered = ctx.state.find_manifest(digest);
   if (!registered) return registered.error();
-  if (registered->has_value()) return Status::ok();  // first registration wins
+  if (*registered != nullptr) return Status::ok();  // first registration wins
   auto manifest = parse_json(event.manifest.canonical);
   if (!manifest || !manifest->is_object()) {
     return record_skipped(ctx,
@@ -154,14 +153,15 @@ Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
   ManifestRecord record{
       digest, json_string(*manifest, "kind").value_or(""), ctx.event.index, ctx.event.id,
       manifest_summary(digest, *manifest, parse_metadata(event.manifest.metadata))};
-  EVL_RETURN_IF_ERROR(put_manifest(ctx.store, record));
+  const ManifestFacts facts = manifest_facts(record.summary);
+  ctx.state.put_manifest(std::move(record));
   const std::string text = digest_text(digest);
   for (const Digest& run : *waiting) {
-    auto view = load_run_view(ctx.store, run);
+    auto view = ctx.state.find_run(run);
     if (!view) return view.error();
-    if (!view->has_value()) continue;
+    if (*view == nullptr) continue;
     ViewBefore before = view_before(**view);
-    resolve_into(**view, text, record.summary);
+    resolve_into(**view, text, facts);
     add_history(**view, history_item(ctx.event));
     EVL_RETURN_IF_ERROR(store_run_view(ctx, **view, before));
   }
@@ -175,22 +175,21 @@ Status take_over(ApplyContext& ctx, RunView& view, const Json& manifest, const J
   view.event = ctx.event.id;
   view.index = ctx.event.index;
   add_history(view, history_item(ctx.event));
-  ManifestRecord record{view.run, "BenchmarkRun", ctx.event.index, ctx.event.id,
-                        manifest_summary(view.run, manifest, metadata)};
-  EVL_RETURN_IF_ERROR(put_manifest(ctx.store, record));
+  ctx.state.put_manifest(ManifestRecord{view.run, "BenchmarkRun", ctx.event.index, ctx.event.id,
+                                       manifest_summary(view.run, manifest, metadata)});
   return store_run_view(ctx, view, before);
 }
 
 Status apply_observation(ApplyContext& ctx, const Observation& observation) {
   const Digest digest = sha256(as_bytes(observation.manifest.canonical));
-  auto existing = load_run_view(ctx.store, digest);
+  auto existing = ctx.state.find_run(digest);
   if (!existing) return existing.error();
-  if (existing->has_value() && (!(*existing)->void_cause || ctx.event.void_cause)) {
+  if (*existing != nullptr && (!(*existing)->void_cause || ctx.event.void_cause)) {
     return Status::ok();  // the run is already observed
   }
-  auto registered = find_manifest(ctx.store, digest);
+  auto registered = ctx.state.find_manifest(digest);
   if (!registered) return registered.error();
-  if (registered->has_value()) return Status::ok();  // first registration wins
+  if (*registered != nullptr) return Status::ok();  // first registration wins
   auto manifest = parse_json(observation.manifest.canonical);
   if (!manifest || json_string(*manifest, "kind") != "BenchmarkRun") {
     return record_skipped(ctx,
@@ -198,23 +197,20 @@ Status apply_observation(ApplyContext& ctx, const Observation& observation) {
                               (manifest ? std::string("is not one") : manifest.error().message()));
   }
   Json metadata = parse_metadata(observation.manifest.metadata);
-  if (existing->has_value()) return take_over(ctx, **existing, *manifest, metadata);
+  if (*existing != nullptr) return take_over(ctx, **existing, *manifest, metadata);
 
-  RunView view = new_run_view(digest, *manifest, metadata);
+  RunView& view = ctx.state.add_run(new_run_view(digest, *manifest, metadata));
   view.event = ctx.event.id;
   view.index = ctx.event.index;
   view.void_cause = ctx.event.void_cause;
   add_history(view, history_item(ctx.event));
-  EVL_RETURN_IF_ERROR(resolve_references(ctx.store, view));
+  EVL_RETURN_IF_ERROR(resolve_references(ctx.state, view));
   EVL_RETURN_IF_ERROR(replay_orphans(ctx, view));
   if (!view.void_cause) {
-    ManifestRecord record{digest, "BenchmarkRun", ctx.event.index, ctx.event.id,
-                          manifest_summary(digest, *manifest, metadata)};
-    EVL_RETURN_IF_ERROR(put_manifest(ctx.store, record));
+    ctx.state.put_manifest(ManifestRecord{digest, "BenchmarkRun", ctx.event.index, ctx.event.id,
+                                          manifest_summary(digest, *manifest, metadata)});
   }
-  if (!view.benchmark.empty()) {
-    EVL_RETURN_IF_ERROR(ctx.store.put(store_keys::benchmark(view.benchmark, digest), ""));
-  }
+  if (!view.benchmark.empty()) ctx.state.put(store_keys::benchmark(view.benchmark, digest), "");
   return store_run_view(ctx, view, std::nullopt);
 }
 
@@ -233,28 +229,25 @@ const char* leadership_cause(const EventBody& body) {
   return "new_run";
 }
 
-Status check_order(const ProjectionStore& store, uint64_t index) {
-  auto next = store.get(store_keys::kNext);
+Status check_order(FoldState& state, uint64_t index) {
+  auto next = state.next();
   if (!next) return next.error();
   if (!next->has_value()) return Status::ok();
-  auto expected = parse_u64(**next);
-  if (!expected) return corrupt("stored next index is damaged; rebuild the projections");
-  if (index < *expected) {
+  const uint64_t expected = **next;
+  if (index < expected) {
     return usage_error("event " + std::to_string(index) +
                        " applied out of order: the projections "
                        "already hold events up to " +
-                       std::to_string(*expected - 1) + "; apply each event once, in log order");
+                       std::to_string(expected - 1) + "; apply each event once, in log order");
   }
   return Status::ok();
 }
 
-}  // namespace
-
-Status Projector::apply(ProjectionStore& store, const ProjectedEvent& event) const {
+Status apply_event(FoldState& state, const ProjectedEvent& event) {
   if (event.body == nullptr)
     return usage_error("projected event " + std::to_string(event.index) + " has no body");
-  EVL_RETURN_IF_ERROR(check_order(store, event.index));
-  ApplyContext ctx{store, event, {}};
+  EVL_RETURN_IF_ERROR(check_order(state, event.index));
+  ApplyContext ctx{state, event, {}};
   if (event.void_cause) EVL_RETURN_IF_ERROR(record_void(ctx));
   const Payload& payload = event.body->payload;
   Status status;
@@ -270,8 +263,32 @@ Status Projector::apply(ProjectionStore& store, const ProjectedEvent& event) con
     status = apply_correction(ctx, *c);
   }
   EVL_RETURN_IF_ERROR(status);
-  EVL_RETURN_IF_ERROR(ctx.leaders.write(store, event.index, leadership_cause(*event.body)));
-  return store.put(store_keys::kNext, std::to_string(event.index + 1));
+  EVL_RETURN_IF_ERROR(ctx.leaders.write(state, event.index, leadership_cause(*event.body)));
+  state.set_next(event.index + 1);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Projector::apply(ProjectionStore& store, const ProjectedEvent& event) const {
+  FoldState state(store);
+  EVL_RETURN_IF_ERROR(apply_event(state, event));
+  return state.flush();
+}
+
+ProjectionBatch::ProjectionBatch(ProjectionStore& store)
+    : state_(std::make_unique<FoldState>(store)) {}
+
+ProjectionBatch::~ProjectionBatch() = default;
+
+Status ProjectionBatch::apply(const ProjectedEvent& event) { return apply_event(*state_, event); }
+
+Status ProjectionBatch::flush() { return state_->flush(); }
+
+Status ProjectionBatch::flush_and_forget() {
+  EVL_RETURN_IF_ERROR(state_->flush());
+  state_->forget();
+  return Status::ok();
 }
 
 // ---- views ---------------------------------------------------------------------------------
@@ -280,18 +297,9 @@ ViewBefore view_before(const RunView& view) {
   return ViewBefore{run_membership(view), view.missing, view.index};
 }
 
-Result<std::optional<RunView>> load_run_view(const ProjectionStore& store, const Digest& run) {
-  auto text = store.get(store_keys::run(run));
-  if (!text) return text.error();
-  if (!text->has_value()) return std::optional<RunView>();
-  auto view = parse_run_view(**text);
-  if (!view) return view.error().with_context(digest_text(run));
-  return std::optional<RunView>(std::move(view).value());
-}
-
 Status store_run_view(ApplyContext& ctx, RunView& view, const std::optional<ViewBefore>& before) {
   refresh_run_view(view);
-  EVL_RETURN_IF_ERROR(ctx.store.put(store_keys::run(view.run), jcs_serialize(run_view_json(view))));
+  ctx.state.run_changed(view);
   // Waiting entries: w/<manifest>/<view index> for each missing manifest (both lists sorted).
   static const std::vector<std::string> kNone;
   const bool same_index = before && before->index == view.index;
@@ -300,16 +308,16 @@ Status store_run_view(ApplyContext& ctx, RunView& view, const std::optional<View
     auto d = parse_digest_text(m);
     if (!d || (same_index && std::binary_search(view.missing.begin(), view.missing.end(), m)))
       continue;
-    EVL_RETURN_IF_ERROR(ctx.store.erase(store_keys::waiting(*d, before->index)));
+    ctx.state.erase(store_keys::waiting(*d, before->index));
   }
   const std::string run_hex = store_keys::hex(view.run);
   for (const std::string& m : view.missing) {
     auto d = parse_digest_text(m);
     if (!d || (same_index && std::binary_search(old_missing.begin(), old_missing.end(), m)))
       continue;
-    EVL_RETURN_IF_ERROR(ctx.store.put(store_keys::waiting(*d, view.index), run_hex));
+    ctx.state.put(store_keys::waiting(*d, view.index), run_hex);
   }
-  return move_membership(ctx.store, before ? before->membership : std::nullopt,
+  return move_membership(ctx.state, before ? before->membership : std::nullopt,
                          run_membership(view), ctx.leaders);
 }
 

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,9 +51,35 @@ struct ProjectedEvent {
   uint32_t rerun_tolerance_milli = 50;    // δ × 1000, from the genesis
 };
 
+class FoldState;
+
 class Projector {
  public:
+  // Applies one event and writes what it changed to the store.
   [[nodiscard]] Status apply(ProjectionStore& store, const ProjectedEvent& event) const;
+};
+
+// Applies many events to one store, keeping each record they touch decoded in memory between
+// them, and writes the changed records in key order on flush(). After flush() the store holds
+// exactly what Projector::apply would have left after the same events, whatever the number
+// of events between flushes. Until then the store may lag behind: nothing else may use it
+// while the batch lives. After an error, drop the batch without flushing (the caller's
+// transaction aborts). Memory grows with the records touched since the batch began or since
+// flush_and_forget(), which writes them and then drops them.
+// Thread safety: one thread.
+class ProjectionBatch {
+ public:
+  explicit ProjectionBatch(ProjectionStore& store);
+  ~ProjectionBatch();
+  ProjectionBatch(const ProjectionBatch&) = delete;
+  ProjectionBatch& operator=(const ProjectionBatch&) = delete;
+
+  [[nodiscard]] Status apply(const ProjectedEvent& event);
+  [[nodiscard]] Status flush();
+  [[nodiscard]] Status flush_and_forget();
+
+ private:
+  std::unique_ptr<FoldState> state_;
 };
 
 }  // namespace evl

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "events/jcs.h"
+#include "projections/internal/jcs_writer.h"
 
 namespace evl {
 namespace {
@@ -341,6 +342,173 @@ Json run_view_json(const RunView& v) {
   for (const auto& f : v.flags) flags.as_array().push_back(Json(f));
   out.set("flags", std::move(flags));
   out.set("supersededBy", v.superseded_by ? Json(digest_text(*v.superseded_by)) : Json());
+  return out;
+}
+
+namespace {
+
+// The direct forms of the JSON above, members in JCS order (each must equal its jcs_serialize).
+
+void write_primary(std::string& out, const std::optional<PrimaryMeasurement>& primary) {
+  if (!primary) {
+    out += "null";
+    return;
+  }
+  JcsObjectWriter w(out);
+  w.string("metric", primary->metric);
+  w.string("statistic", primary->statistic);
+  w.string("unit", primary->unit);
+  w.number("value", primary->value);
+}
+
+void write_hardware(std::string& out, const std::optional<Hardware>& hw) {
+  if (!hw) {
+    out += "null";
+    return;
+  }
+  JcsObjectWriter w(out);
+  w.string("architecture", hw->architecture);
+  w.string("product", hw->product);
+  w.string("vendor", hw->vendor);
+}
+
+void write_rerun(std::string& out, const RerunRecord& r) {
+  JcsObjectWriter w(out);
+  w.text_or_null("cases", r.cases);
+  w.text_or_null("environmentDigest", r.environment_digest);
+  w.digest("event", r.event);
+  write_hardware(w.key("hardware"), r.hardware);
+  w.opt_string("host", r.host);
+  w.number("index", static_cast<double>(r.index));
+  w.digest("manifest", r.manifest);
+  w.opt_string("owner", r.owner);
+  write_primary(w.key("primary"), r.primary);
+  w.opt_number("ratio", r.ratio);
+  w.string("runner", r.runner);
+  w.string("status", r.status);
+  w.number("toleranceMilli", r.tolerance_milli);
+  w.string("verdict", verdict_name(r.verdict));
+  w.opt_string("void", r.void_cause);
+}
+
+void write_attestation(std::string& out, const AttestationRecord& a) {
+  JcsObjectWriter w(out);
+  w.string("author", a.author);
+  w.text_or_null("environment", a.environment);
+  w.digest("event", a.event);
+  w.text_or_null("evidenceUrl", a.evidence_url);
+  w.number("index", static_cast<double>(a.index));
+  if (a.observed_ns == 0) {
+    w.null("observedNs");
+  } else {
+    w.number("observedNs", static_cast<double>(a.observed_ns));
+  }
+  w.string("text", a.text);
+  w.string("type", a.type);
+  w.opt_string("void", a.void_cause);
+}
+
+void write_correction(std::string& out, const CorrectionRecord& c) {
+  JcsObjectWriter w(out);
+  if (c.kind == "disqualify") {
+    w.number("atMs", static_cast<double>(c.at_ms));
+  } else {
+    w.null("atMs");
+  }
+  w.string("author", c.author);
+  w.digest("event", c.event);
+  w.opt_string("ignored", c.ignored);
+  w.number("index", static_cast<double>(c.index));
+  w.string("kind", c.kind);
+  w.string("reason", c.reason);
+  if (c.replacement) {
+    w.digest("replacement", *c.replacement);
+  } else {
+    w.null("replacement");
+  }
+  w.string("role", c.role);
+  w.text_or_null("source", c.source);
+  w.digest("target", c.target);
+  w.opt_string("void", c.void_cause);
+}
+
+void write_history(std::string& out, const HistoryItem& h) {
+  JcsObjectWriter w(out);
+  w.digest("event", h.event);
+  w.number("index", static_cast<double>(h.index));
+  w.string("kind", h.kind);
+  w.opt_string("void", h.void_cause);
+}
+
+template <typename T, typename F>
+void write_array(std::string& out, const std::vector<T>& items, F write_item) {
+  out.push_back('[');
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    write_item(out, items[i]);
+  }
+  out.push_back(']');
+}
+
+void write_text(std::string& out, const std::string& s) { jcs_append_string(out, s); }
+
+}  // namespace
+
+std::string run_view_text(const RunView& v) {
+  std::string out;
+  out.reserve(2048);
+  {
+    JcsObjectWriter w(out);
+    w.json("artifacts", v.artifacts);
+    write_array(w.key("attestations"), v.attestations, write_attestation);
+    w.text_or_null("benchmark", v.benchmark);
+    w.opt_string("comparisonKey", v.comparison_key);
+    write_array(w.key("corrections"), v.corrections, write_correction);
+    w.json("correctness", v.correctness);
+    w.opt_string("correctnessKey", v.correctness_key);
+    w.text_or_null("environmentDigest", v.environment_digest);
+    w.digest("event", v.event);
+    w.string("evidence", evidence_level_name(v.evidence));
+    w.text_or_null("externalId", v.external_id);
+    write_array(w.key("flags"), v.flags, write_text);
+    write_hardware(w.key("gpu"), v.gpu);
+    write_array(w.key("history"), v.history, write_history);
+    w.text_or_null("implementationDigest", v.implementation_digest);
+    w.number("index", static_cast<double>(v.index));
+    write_array(w.key("missing"), v.missing, write_text);
+    w.text_or_null("name", v.name);
+    w.text_or_null("observedAt", v.observed_at);
+    w.opt_string("operationDigest", v.operation_digest);
+    write_primary(w.key("primary"), v.primary);
+    w.text_or_null("protocolDigest", v.protocol_digest);
+    write_array(w.key("reruns"), v.reruns, write_rerun);
+    {
+      JcsObjectWriter resolved(w.key("resolved"));
+      resolved.boolean("environment", v.has_environment);
+      resolved.boolean("implementation", v.has_implementation);
+      resolved.boolean("protocol", v.has_protocol);
+      resolved.boolean("workload", v.has_workload);
+    }
+    w.digest("run", v.run);
+    w.text_or_null("source", v.source);
+    w.boolean("sourceAvailable", v.source_available);
+    {
+      JcsObjectWriter native(w.key("sourceNative"));
+      native.opt_number("casesFaster", v.source_native.cases_faster);
+      native.opt_number("casesTotal", v.source_native.cases_total);
+      native.opt_number("solScore", v.source_native.sol_score);
+      native.opt_number("speedup", v.source_native.speedup);
+    }
+    w.text_or_null("status", v.status);
+    if (v.superseded_by) {
+      w.digest("supersededBy", *v.superseded_by);
+    } else {
+      w.null("supersededBy");
+    }
+    w.text_or_null("title", v.title);
+    w.opt_string("void", v.void_cause);
+    w.text_or_null("workloadDigest", v.workload_digest);
+  }
   return out;
 }
 

@@ -121,6 +121,8 @@ std::optional<Verdict> parse_verdict(std::string_view name);
 
 // The stored JSON object (without rank, tied, groupSize, leader).
 Json run_view_json(const RunView& view);
+// The stored text: jcs_serialize(run_view_json(view)), written without building the object.
+std::string run_view_text(const RunView& view);
 // Decodes a stored view; kCorrupt when the text is not one.
 Result<RunView> parse_run_view(std::string_view text);
 

@@ -129,23 +129,24 @@ Json event_record(const ProjectedEvent& event) {
 
 }  // namespace
 
-Status resolve_rerun_hardware(const ProjectionStore& store, RerunRecord& rerun) {
+Status resolve_rerun_hardware(FoldState& state, RerunRecord& rerun) {
   if (rerun.hardware) return Status::ok();
   auto digest = parse_digest_text(rerun.environment_digest);
   if (!digest) return Status::ok();
-  auto found = find_manifest(store, *digest);
+  auto found = state.find_manifest(*digest);
   if (!found) return found.error();
-  if (!found->has_value()) return Status::ok();
-  rerun.hardware = summary_hardware((*found)->summary);
+  if (*found == nullptr) return Status::ok();
+  rerun.hardware = (*found)->hardware;
   return Status::ok();
 }
 
 Status attach(ApplyContext& ctx, const Digest& target, TargetRecord record) {
-  auto view = load_run_view(ctx.store, target);
+  auto view = ctx.state.find_run(target);
   if (!view) return view.error();
-  if (!view->has_value()) {
-    return ctx.store.put(store_keys::orphan(target, record_index(record), record_role(record)),
-                         jcs_serialize(orphan_json(record)));
+  if (*view == nullptr) {
+    ctx.state.put(store_keys::orphan(target, record_index(record), record_role(record)),
+                  jcs_serialize(orphan_json(record)));
+    return Status::ok();
   }
   ViewBefore before = view_before(**view);
   add_record(**view, std::move(record));
@@ -154,7 +155,7 @@ Status attach(ApplyContext& ctx, const Digest& target, TargetRecord record) {
 
 Status replay_orphans(ApplyContext& ctx, RunView& view) {
   std::vector<std::pair<std::string, std::string>> orphans;
-  EVL_RETURN_IF_ERROR(ctx.store.scan(store_keys::orphan_prefix(view.run),
+  EVL_RETURN_IF_ERROR(ctx.state.scan(store_keys::orphan_prefix(view.run),
                                      [&](std::string_view k, std::string_view v) {
                                        orphans.emplace_back(k, v);
                                        return true;
@@ -163,10 +164,10 @@ Status replay_orphans(ApplyContext& ctx, RunView& view) {
     auto record = parse_orphan(text);
     if (!record) return record.error();
     if (auto* r = std::get_if<RerunRecord>(&*record)) {
-      EVL_RETURN_IF_ERROR(resolve_rerun_hardware(ctx.store, *r));
+      EVL_RETURN_IF_ERROR(resolve_rerun_hardware(ctx.state, *r));
     }
     add_record(view, std::move(record).value());
-    EVL_RETURN_IF_ERROR(ctx.store.erase(key));
+    ctx.state.erase(key);
   }
   return Status::ok();
 }
@@ -195,7 +196,7 @@ Status apply_rerun(ApplyContext& ctx, const Rerun& rerun) {
   r.tolerance_milli = e.rerun_tolerance_milli;
   r.cases = rerun.cases;
   r.void_cause = e.void_cause;
-  EVL_RETURN_IF_ERROR(resolve_rerun_hardware(ctx.store, r));
+  EVL_RETURN_IF_ERROR(resolve_rerun_hardware(ctx.state, r));
   return attach(ctx, rerun.target, std::move(r));
 }
 
@@ -239,13 +240,15 @@ Status apply_correction(ApplyContext& ctx, const Correction& correction) {
 Status record_skipped(ApplyContext& ctx, const std::string& reason) {
   Json out = event_record(ctx.event);
   out.set("reason", reason);
-  return ctx.store.put(store_keys::skipped(ctx.event.index), jcs_serialize(out));
+  ctx.state.put(store_keys::skipped(ctx.event.index), jcs_serialize(out));
+  return Status::ok();
 }
 
 Status record_void(ApplyContext& ctx) {
   Json out = event_record(ctx.event);
   out.set("cause", *ctx.event.void_cause);
-  return ctx.store.put(store_keys::void_event(ctx.event.index), jcs_serialize(out));
+  ctx.state.put(store_keys::void_event(ctx.event.index), jcs_serialize(out));
+  return Status::ok();
 }
 
 }  // namespace evl

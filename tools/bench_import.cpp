@@ -2,6 +2,7 @@
 // catalog end to end (parse, canonicalize, sign, verify, append, project) and rebuilding the
 // projections from the log, against the machine's Ed25519 verify rate.
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -52,11 +53,130 @@ Result<Loaded> load_catalog(const std::string& dir, uint64_t runs) {
   return Loaded{std::move(bench.value()), importer.totals(), seconds};
 }
 
+// Writes the catalog of `runs` runs as JCS lines: its first `first` manifests to `first_path`,
+// the next `rest` to `rest_path` (the catalog must hold that many).
+Status write_catalog_files(uint64_t runs, uint64_t first, uint64_t rest,
+                           const std::string& first_path, const std::string& rest_path) {
+  std::ofstream a(first_path, std::ios::binary), b(rest_path, std::ios::binary);
+  uint64_t written = 0;
+  std::string line;
+  gen::generate_sol_catalog({runs, 11}, [&](const Json& manifest) {
+    if (written >= first + rest) return;
+    line.clear();
+    jcs_append(line, manifest);
+    line += '\n';
+    (written < first ? a : b) << line;
+    ++written;
+  });
+  a.close();
+  b.close();
+  if (!a || !b) return io_error("cannot write the generated catalog under " + first_path);
+  if (written < first + rest) return usage_error("the generated catalog is too small");
+  return Status::ok();
+}
+
+Status import_file(Ledger& ledger, const SecretKey& importer, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  auto reader = ManifestReader::from_stream(in, path);
+  Importer importer_run(ledger, importer);
+  EVL_RETURN_IF_ERROR(importer_run.import(*reader));
+  if (importer_run.totals().rejected != 0) {
+    return rejected("the generated catalog had " +
+                    std::to_string(importer_run.totals().rejected) + " rejected documents");
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Ledger>> reopen(const std::string& dir) {
+  OpenOptions options;
+  options.dir = dir;
+  options.hook = make_projection_hook();
+  return Ledger::open(options);
+}
+
+// Ledgers of 10^5 and `events` entries (the genesis, a grant, then a catalog's manifests with
+// projections), each rebuilt in a child process that reports its peak memory.
+Result<std::vector<std::string>> rebuild_memory(const Args& args, uint64_t events) {
+  constexpr uint64_t kSetupEvents = 2;
+  std::vector<uint64_t> sizes{std::min<uint64_t>(100000, events)};
+  if (events > sizes[0]) sizes.push_back(events);
+  for (uint64_t size : sizes) {
+    if (size <= kSetupEvents) return usage_error("--memory-events must be above 2");
+  }
+  std::string dir = scratch_dir(args, "rebuild-memory");
+  std::string first_path = dir + ".first.jsonl", rest_path = dir + ".rest.jsonl";
+  auto cleanup = [&] {
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove(first_path);
+    std::filesystem::remove(rest_path);
+  };
+  const uint64_t first = sizes.front() - kSetupEvents, rest = sizes.back() - sizes.front();
+  // A catalog has about 2.05 manifests per run.
+  Status written = write_catalog_files((first + rest) / 2 + 100, first, rest, first_path,
+                                       rest_path);
+  auto bench = written ? make_ledger(dir, true, {}, make_projection_hook())
+                       : Result<BenchLedger>(written);
+  if (!bench) {
+    cleanup();
+    return bench.error();
+  }
+  std::filesystem::create_directories(dir + "/keys");
+  Status status = bench->log_key->save(dir + "/keys/log.key");
+  std::vector<std::string> lines;
+  for (size_t i = 0; status && i < sizes.size(); ++i) {
+    if (!bench->ledger) {
+      auto ledger = reopen(dir);
+      if (!ledger) {
+        status = ledger.error();
+        break;
+      }
+      bench->ledger = std::move(ledger.value());
+    }
+    status = import_file(*bench->ledger, bench->importer, i == 0 ? first_path : rest_path);
+    if (status && bench->ledger->size() != sizes[i]) {
+      status = rejected("the rebuild-memory ledger holds " +
+                        std::to_string(bench->ledger->size()) + " entries, not " +
+                        std::to_string(sizes[i]));
+    }
+    bench->ledger.reset();  // the child opens it for writing
+    if (!status) break;
+    auto child = run_child({"bench", "rebuild", "--ledger", dir}, dir);
+    if (!child) {
+      status = child.error();
+      break;
+    }
+    lines.insert(lines.end(), child->begin(), child->end());
+  }
+  bench->ledger.reset();
+  cleanup();
+  if (!status) return status;
+  return lines;
+}
+
 }  // namespace
+
+int bench_rebuild(const Args& args) {
+  auto dir = args.require("ledger");
+  if (!dir) return fail(dir.error());
+  auto ledger = reopen(*dir);
+  if (!ledger) return fail(ledger.error());
+  uint64_t events = (*ledger)->size();
+  auto start = Clock::now();
+  if (Status s = (*ledger)->rebuild_state(); !s) return fail(s);
+  double seconds = seconds_since(start);
+  MemoryFigures m = process_memory();
+  std::printf("{\"events\":%llu,\"seconds\":%.3f,\"eventsPerSecond\":%.0f,\"peakRssMB\":%.1f,"
+              "\"rssAnonMB\":%.1f,\"rssFileMB\":%.1f}\n",
+              static_cast<unsigned long long>(events), seconds, events / seconds,
+              m.peak_rss / 1e6, m.rss_anon / 1e6, m.rss_file / 1e6);
+  return kExitOk;
+}
 
 int bench_import(const Args& args) {
   auto runs = args.get_u64("entries", 10000);
   if (!runs) return fail(runs.error());
+  auto memory_events = args.get_u64("memory-events", 1000000);
+  if (!memory_events) return fail(memory_events.error());
   bool json = args.has("json");
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   if (!json) std::fprintf(stderr, "bench: Ed25519 verify rate...\n");
@@ -77,6 +197,13 @@ int bench_import(const Args& args) {
   double verify_after = ed25519_verify_rate(cores, kEntryBytes, 1.5);
   double verify_all = (verify_before + verify_after) / 2;
   double rebuild_rate = events / rebuild_s;
+  nlohmann::json memory = nlohmann::json::array();
+  if (*memory_events > 0) {
+    if (!json) std::fprintf(stderr, "bench: peak memory of a rebuild, in child processes...\n");
+    auto lines = rebuild_memory(args, *memory_events);
+    if (!lines) return fail(lines.error());
+    for (const auto& line : *lines) memory.push_back(nlohmann::json::parse(line));
+  }
 
   nlohmann::ordered_json out;
   out["machine"] = {{"cores", cores}, {"ed25519VerifyPerSecondAllCores", std::round(verify_all)}};
@@ -90,6 +217,7 @@ int bench_import(const Args& args) {
                     {"seconds", rebuild_s},
                     {"eventsPerSecond", std::round(rebuild_rate)},
                     {"target", "eventsPerSecond >= 100000"}};
+  out["rebuildMemory"] = memory;
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
@@ -102,6 +230,13 @@ int bench_import(const Args& args) {
               import_rate / verify_all);
   std::printf("projection rebuild of %llu events: %.0f events/s (target >= 100,000)\n",
               static_cast<unsigned long long>(events), rebuild_rate);
+  for (const auto& m : memory) {
+    std::printf("  rebuild of %8llu events: peak RSS %.1f MB (heap %.1f MB, mapped file %.1f MB),"
+                " %.0f events/s\n",
+                static_cast<unsigned long long>(m["events"].get<uint64_t>()),
+                m["peakRssMB"].get<double>(), m["rssAnonMB"].get<double>(),
+                m["rssFileMB"].get<double>(), m["eventsPerSecond"].get<double>());
+  }
   return kExitOk;
 }
 

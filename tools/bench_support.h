@@ -30,6 +30,7 @@ std::string scratch_dir(const Args& args, const std::string& name);
 struct BenchLedger {
   std::unique_ptr<Ledger> ledger;
   SecretKey importer;
+  std::shared_ptr<const SecretKey> log_key;  // to open the ledger again for appending
 };
 
 // A fresh ledger in `dir` with a genesis and one importer key, as a publisher would have. The

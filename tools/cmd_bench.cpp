@@ -21,6 +21,7 @@ int bench_verify(const Args& args);
 int bench_audit_memory(const Args& args);
 int bench_export(const Args& args);
 int bench_import(const Args& args);
+int bench_rebuild(const Args& args);
 }  // namespace bench
 
 namespace {
@@ -31,9 +32,10 @@ constexpr const char* kUsage =
     "usage: evledger bench append [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
     "       evledger bench verify [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
     "       evledger bench export [--json] [--entries N] [--dir DIR]\n"
-    "       evledger bench import [--json] [--entries RUNS] [--dir DIR]\n"
+    "       evledger bench import [--json] [--entries RUNS] [--memory-events M] [--dir DIR]\n"
     "       evledger bench memory --entries M [--keep DIR] [--dir DIR]\n"
     "       evledger bench audit-memory --ledger DIR\n"
+    "       evledger bench rebuild --ledger DIR\n"
     "\n"
     "Every figure is reported next to this machine's limits measured in the same run, as a\n"
     "ratio: shared machines are noisy, ratios much less so.\n"
@@ -50,10 +52,14 @@ constexpr const char* kUsage =
     "export  a full C2SP tile export of a ledger of N entries (default 200,000), then an\n"
     "        incremental one after 1% more.\n"
     "import  imports a generated catalog of RUNS runs (default 10,000: about 20,500\n"
-    "        manifests) end to end with projections, then rebuilds the projections.\n"
+    "        manifests) end to end with projections, then rebuilds the projections; and, in\n"
+    "        child processes, the peak memory of a rebuild of ledgers of 10^5 and M events\n"
+    "        (a catalog's manifests; default 10^6; 0 skips it).\n"
     "memory  appends M entries to a fresh ledger and prints memory at 10^5, 10^6, ... entries;\n"
     "        --keep DIR leaves the ledger in DIR.\n"
     "audit-memory  audits the ledger in DIR and prints the audit's peak memory.\n"
+    "rebuild  rebuilds the projections of the ledger in DIR (its log key in DIR/keys/log.key)\n"
+    "        and prints the time and the peak memory.\n"
     "Scratch data goes under --dir (default: the system temp dir) and is removed afterwards.\n";
 
 int bench_memory(const Args& args) {
@@ -240,6 +246,7 @@ int run(const Args& args) {
   if (which == "export") return bench_export(args);
   if (which == "import") return bench_import(args);
   if (which == "audit-memory") return bench_audit_memory(args);
+  if (which == "rebuild") return bench_rebuild(args);
   return fail(usage_error("unknown bench '" + which + "'; see --help"));
 }
 
@@ -247,7 +254,7 @@ int run(const Args& args) {
 
 int cmd_bench(const std::vector<std::string>& argv) {
   return run_command(argv,
-                     {{"json", false}, {"entries"}, {"memory-entries"}, {"dir"}, {"keep"},
+                     {{"json", false}, {"entries"}, {"memory-entries"}, {"memory-events"}, {"dir"}, {"keep"},
                       {"ledger"}},
                      kUsage, run);
 }

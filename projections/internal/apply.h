@@ -1,7 +1,7 @@
 // projections/internal/apply.h — the steps of Projector::apply, shared by projector.cpp
 // (manifests, observations, views) and targets.cpp (reruns, attestations, corrections).
 //
-// Thread safety: as Projector: one store, one thread.
+// Thread safety: as Projector: one state, one thread.
 #pragma once
 
 #include <optional>
@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "projections/internal/fold_state.h"
 #include "projections/internal/groups.h"
 #include "projections/projector.h"
 #include "projections/run_view.h"
@@ -16,7 +17,7 @@
 namespace evl {
 
 struct ApplyContext {
-  ProjectionStore& store;
+  FoldState& state;
   const ProjectedEvent& event;
   LeaderChanges leaders;
 };
@@ -30,16 +31,15 @@ struct ViewBefore {
 };
 ViewBefore view_before(const RunView& view);
 
-Result<std::optional<RunView>> load_run_view(const ProjectionStore& store, const Digest& run);
-// Refreshes the derived members, stores the view, files its waiting entries and moves its group
-// membership. `before` is nullopt for a new view.
+// Refreshes the derived members, stores the view (one from ctx.state: find_run or add_run),
+// files its waiting entries and moves its group membership. `before` is nullopt for a new view.
 Status store_run_view(ApplyContext& ctx, RunView& view, const std::optional<ViewBefore>& before);
 // Adds a history item, keeping the history in index order with one item per event.
 void add_history(RunView& view, const HistoryItem& item);
 HistoryItem history_item(const ProjectedEvent& event);
 
 // Fills a rerun's hardware from the registry when its environment manifest is there.
-Status resolve_rerun_hardware(const ProjectionStore& store, RerunRecord& rerun);
+Status resolve_rerun_hardware(FoldState& state, RerunRecord& rerun);
 
 using TargetRecord = std::variant<RerunRecord, AttestationRecord, CorrectionRecord>;
 // Puts a record on its target's view, or keeps it aside until the target is observed.

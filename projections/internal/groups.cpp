@@ -6,6 +6,8 @@
 
 #include "events/jcs.h"
 #include "projections/evidence.h"
+#include "projections/internal/fold_state.h"
+#include "projections/internal/jcs_writer.h"
 #include "projections/internal/store_keys.h"
 
 namespace evl {
@@ -65,26 +67,21 @@ std::string sort_key(const RunView& view) {
   return key;
 }
 
-Json group_json(const GroupRecord& g) {
-  Json out = Json::object();
-  out.set("group", digest_text(g.key));
-  out.set("leader", g.leader ? Json(digest_text(*g.leader)) : Json());
-  out.set("leaderValue", g.leader_value ? Json(*g.leader_value) : Json());
-  out.set("size", g.size);
-  out.set("members", g.members);
-  return out;
-}
-
-Status index_entry(ProjectionStore& store, const Membership& m, bool present) {
+Status index_entry(FoldState& state, const Membership& m, bool present) {
   std::string key =
       m.ranked ? store_keys::ranked(m.group, m.sort_key) : store_keys::unranked(m.group, m.run);
-  return present ? store.put(key, store_keys::hex(m.run)) : store.erase(key);
+  if (present) {
+    state.put(key, store_keys::hex(m.run));
+  } else {
+    state.erase(key);
+  }
+  return Status::ok();
 }
 
-Result<std::optional<RankedMember>> first_ranked(const ProjectionStore& store, const Digest& key) {
+Result<std::optional<RankedMember>> first_ranked(FoldState& state, const Digest& key) {
   std::optional<RankedMember> first;
   std::string prefix = store_keys::ranked_prefix(key);
-  Status s = store.scan(prefix, [&](std::string_view k, std::string_view) {
+  Status s = state.scan(prefix, [&](std::string_view k, std::string_view) {
     RankedMember m;
     if (k.size() >= prefix.size() + 16 && store_keys::digest_suffix(k, m.run)) {
       m.value = value_from_sort_key(k.substr(prefix.size(), 16));
@@ -99,20 +96,19 @@ Result<std::optional<RankedMember>> first_ranked(const ProjectionStore& store, c
 
 // Applies one run's move within one group: `removed` and `added` are its old and new entries
 // there (either may be absent). The index entries are already updated.
-Status update_group(ProjectionStore& store, const Digest& key, const Membership* removed,
+Status update_group(FoldState& state, const Digest& key, const Membership* removed,
                     const Membership* added, LeaderChanges& changes) {
-  auto found = find_group(store, key);
+  auto found = state.find_group(key);
   if (!found) return found.error();
   GroupRecord g;
-  if (found->has_value()) {
+  if (*found != nullptr) {
     g = **found;
   } else if (added == nullptr) {
     return corrupt("group " + digest_text(key) +
                    " has a member but no record; rebuild the projections");
   } else {
     g.key = key;
-    EVL_RETURN_IF_ERROR(store.put(store_keys::group_preimage(key),
-                                  jcs_serialize(comparison_preimage(added->inputs))));
+    state.put(store_keys::group_preimage(key), jcs_serialize(comparison_preimage(added->inputs)));
   }
   const bool was_ranked = removed != nullptr && removed->ranked;
   const bool is_ranked = added != nullptr && added->ranked;
@@ -130,7 +126,7 @@ Status update_group(ProjectionStore& store, const Digest& key, const Membership*
   const Digest& run = added != nullptr ? added->run : removed->run;
   if (was_ranked && !is_ranked && g.leader == run) {
     changes.note(key, g.leader);
-    auto next = first_ranked(store, key);
+    auto next = first_ranked(state, key);
     if (!next) return next.error();
     g.leader.reset();
     g.leader_value.reset();
@@ -145,10 +141,12 @@ Status update_group(ProjectionStore& store, const Digest& key, const Membership*
     g.leader_value = added->value;
   }
   if (g.members == 0) {
-    EVL_RETURN_IF_ERROR(store.erase(store_keys::group_preimage(key)));
-    return store.erase(store_keys::group(key));
+    state.erase(store_keys::group_preimage(key));
+    state.erase_group(key);
+    return Status::ok();
   }
-  return store.put(store_keys::group(key), jcs_serialize(group_json(g)));
+  state.put_group(g);
+  return Status::ok();
 }
 
 }  // namespace
@@ -202,13 +200,27 @@ std::optional<Membership> run_membership(const RunView& view) {
   return m;
 }
 
-Result<std::optional<GroupRecord>> find_group(const ProjectionStore& store, const Digest& key) {
-  auto text = store.get(store_keys::group(key));
-  if (!text) return text.error();
-  if (!text->has_value()) return std::optional<GroupRecord>();
+std::string group_record_text(const GroupRecord& g) {
+  std::string out;
+  {
+    JcsObjectWriter w(out);
+    w.digest("group", g.key);
+    if (g.leader) {
+      w.digest("leader", *g.leader);
+    } else {
+      w.null("leader");
+    }
+    w.opt_number("leaderValue", g.leader_value);
+    w.number("members", static_cast<double>(g.members));
+    w.number("size", static_cast<double>(g.size));
+  }
+  return out;
+}
+
+Result<GroupRecord> parse_group_record(const Digest& key, std::string_view text) {
   Status damaged = corrupt("stored group " + digest_text(key) +
                            " is damaged; rebuild the projections (evledger rebuild)");
-  auto j = parse_json(**text);
+  auto j = parse_json(text);
   if (!j) return damaged;
   GroupRecord g;
   g.key = key;
@@ -231,14 +243,23 @@ Result<std::optional<GroupRecord>> find_group(const ProjectionStore& store, cons
   }
   g.size = static_cast<uint64_t>(size->as_number());
   g.members = static_cast<uint64_t>(members->as_number());
-  return std::optional<GroupRecord>(std::move(g));
+  return g;
 }
 
-Status LeaderChanges::write(ProjectionStore& store, uint64_t index, std::string_view cause) const {
+Result<std::optional<GroupRecord>> find_group(const ProjectionStore& store, const Digest& key) {
+  auto text = store.get(store_keys::group(key));
+  if (!text) return text.error();
+  if (!text->has_value()) return std::optional<GroupRecord>();
+  auto g = parse_group_record(key, **text);
+  if (!g) return g.error();
+  return std::optional<GroupRecord>(std::move(g).value());
+}
+
+Status LeaderChanges::write(FoldState& state, uint64_t index, std::string_view cause) const {
   for (const auto& [group, previous] : previous_) {
-    auto g = find_group(store, group);
+    auto g = state.find_group(group);
     if (!g) return g.error();
-    std::optional<Digest> now = g->has_value() ? (*g)->leader : std::nullopt;
+    std::optional<Digest> now = *g != nullptr ? (*g)->leader : std::nullopt;
     if (now == previous) continue;
     Json record = Json::object();
     record.set("group", digest_text(group));
@@ -246,24 +267,24 @@ Status LeaderChanges::write(ProjectionStore& store, uint64_t index, std::string_
     record.set("previous", previous ? Json(digest_text(*previous)) : Json());
     record.set("cause", std::string(cause));
     record.set("index", index);
-    EVL_RETURN_IF_ERROR(store.put(store_keys::leadership(index, group), jcs_serialize(record)));
+    state.put(store_keys::leadership(index, group), jcs_serialize(record));
   }
   return Status::ok();
 }
 
-Status move_membership(ProjectionStore& store, const std::optional<Membership>& before,
+Status move_membership(FoldState& state, const std::optional<Membership>& before,
                        const std::optional<Membership>& after, LeaderChanges& changes) {
   if (before && after && before->group == after->group && before->ranked == after->ranked &&
       before->sort_key == after->sort_key) {
     return Status::ok();
   }
-  if (before) EVL_RETURN_IF_ERROR(index_entry(store, *before, false));
-  if (after) EVL_RETURN_IF_ERROR(index_entry(store, *after, true));
+  if (before) EVL_RETURN_IF_ERROR(index_entry(state, *before, false));
+  if (after) EVL_RETURN_IF_ERROR(index_entry(state, *after, true));
   if (before && after && before->group == after->group) {
-    return update_group(store, before->group, &*before, &*after, changes);
+    return update_group(state, before->group, &*before, &*after, changes);
   }
-  if (before) EVL_RETURN_IF_ERROR(update_group(store, before->group, &*before, nullptr, changes));
-  if (after) EVL_RETURN_IF_ERROR(update_group(store, after->group, nullptr, &*after, changes));
+  if (before) EVL_RETURN_IF_ERROR(update_group(state, before->group, &*before, nullptr, changes));
+  if (after) EVL_RETURN_IF_ERROR(update_group(state, after->group, nullptr, &*after, changes));
   return Status::ok();
 }
 

@@ -8,7 +8,8 @@
 // which changes only when a newly ranked run has a strictly lower value, or when the leader
 // stops being ranked (the first ranked member then leads, or nobody).
 //
-// Thread safety: pure functions over a store the caller owns; LeaderChanges is a value.
+// Thread safety: pure functions over a store (or the fold's state) the caller owns;
+// LeaderChanges is a value.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,8 @@
 #include "projections/store.h"
 
 namespace evl {
+
+class FoldState;
 
 struct Membership {
   Digest group{};
@@ -44,6 +47,9 @@ struct GroupRecord {
   uint64_t members = 0;  // all members
 };
 Result<std::optional<GroupRecord>> find_group(const ProjectionStore& store, const Digest& key);
+// The stored form of a group record (G/<key>), and back; kCorrupt when the text is not one.
+std::string group_record_text(const GroupRecord& group);
+Result<GroupRecord> parse_group_record(const Digest& key, std::string_view text);
 
 // The leader of each group as it was before the event being applied first changed it.
 class LeaderChanges {
@@ -52,7 +58,7 @@ class LeaderChanges {
     previous_.emplace(group, previous);
   }
   // One leadership record per group whose leader differs now from before.
-  Status write(ProjectionStore& store, uint64_t index, std::string_view cause) const;
+  Status write(FoldState& state, uint64_t index, std::string_view cause) const;
 
  private:
   std::map<Digest, std::optional<Digest>> previous_;
@@ -60,7 +66,7 @@ class LeaderChanges {
 
 // Moves a run's index entries and group counts from `before` to `after` (both describe the
 // same run) and updates the leader.
-Status move_membership(ProjectionStore& store, const std::optional<Membership>& before,
+Status move_membership(FoldState& state, const std::optional<Membership>& before,
                        const std::optional<Membership>& after, LeaderChanges& changes);
 
 struct RankedMember {

@@ -2,6 +2,7 @@
 
 #include "events/jcs.h"
 #include "events/kernelindex.h"
+#include "projections/internal/jcs_writer.h"
 #include "projections/internal/store_keys.h"
 
 namespace evl {
@@ -68,14 +69,17 @@ Hardware summary_hardware(const Json& summary) {
                   json_string(summary, "architecture").value_or("")};
 }
 
-Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
-                                                    const Digest& digest) {
-  auto text = store.get(store_keys::manifest(digest));
-  if (!text) return text.error();
-  if (!text->has_value()) return std::optional<ManifestRecord>();
+ManifestFacts manifest_facts(const Json& summary) {
+  const Json* source = summary.find("sourceAvailable");
+  return ManifestFacts{summary_hardware(summary), json_string(summary, "operationSpecDigest"),
+                       json_string(summary, "correctnessKey"),
+                       source != nullptr && source->is_bool() && source->as_bool()};
+}
+
+Result<ManifestRecord> parse_manifest_record(const Digest& digest, std::string_view text) {
   Status damaged = corrupt("stored manifest record " + digest_text(digest) +
                            " is damaged; rebuild the projections (evledger rebuild)");
-  auto parsed = parse_json(**text);
+  auto parsed = parse_json(text);
   if (!parsed) return damaged;
   const Json* summary = parsed->find("summary");
   const Json* index = parsed->find("index");
@@ -90,15 +94,28 @@ Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store
   record.index = static_cast<uint64_t>(index->as_number());
   record.event = *event;
   record.summary = *summary;
-  return std::optional<ManifestRecord>(std::move(record));
+  return record;
 }
 
-Status put_manifest(ProjectionStore& store, const ManifestRecord& record) {
-  Json out = Json::object();
-  out.set("index", record.index);
-  out.set("event", digest_text(record.event));
-  out.set("summary", record.summary);
-  return store.put(store_keys::manifest(record.digest), jcs_serialize(out));
+Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
+                                                    const Digest& digest) {
+  auto text = store.get(store_keys::manifest(digest));
+  if (!text) return text.error();
+  if (!text->has_value()) return std::optional<ManifestRecord>();
+  auto record = parse_manifest_record(digest, **text);
+  if (!record) return record.error();
+  return std::optional<ManifestRecord>(std::move(record).value());
+}
+
+std::string manifest_record_text(const ManifestRecord& record) {
+  std::string out;
+  {
+    JcsObjectWriter w(out);
+    w.digest("event", record.event);
+    w.number("index", static_cast<double>(record.index));
+    w.json("summary", record.summary);
+  }
+  return out;
 }
 
 }  // namespace evl

@@ -32,8 +32,20 @@ Json manifest_summary(const Digest& digest, const Json& manifest, const Json& me
 // The GPU an environment's summary names; members the manifest lacks read as "".
 Hardware summary_hardware(const Json& summary);
 
+// What the fold reads of a registered manifest's summary when a run references it.
+struct ManifestFacts {
+  Hardware hardware;                                   // an environment's GPU
+  std::optional<std::string> operation_spec_digest;    // a workload's
+  std::optional<std::string> correctness_key;          // a workload's
+  bool source_available = false;                       // an implementation's
+  friend bool operator==(const ManifestFacts&, const ManifestFacts&) = default;
+};
+ManifestFacts manifest_facts(const Json& summary);
+
 Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
                                                     const Digest& digest);
-Status put_manifest(ProjectionStore& store, const ManifestRecord& record);
+// The stored form of a record (m/<digest>), and back; kCorrupt when the text is not one.
+std::string manifest_record_text(const ManifestRecord& record);
+Result<ManifestRecord> parse_manifest_record(const Digest& digest, std::string_view text);
 
 }  // namespace evl

@@ -191,6 +191,45 @@ TEST_CASE("folding a prefix and resuming with the rest equals folding all",
   }
 }
 
+TEST_CASE("a batch fold equals applying each event, whatever its flush points",
+          "[projections][property][batch]") {
+  for (uint64_t seed = 1; seed <= 25; ++seed) {
+    Stream s(seed, 160);
+    MemoryProjectionStore all = test::fold_all(s.log);
+    std::mt19937_64 rng(seed * 104729);
+    for (int round = 0; round < 4; ++round) {
+      // Events [0, k) one at a time (the ledger's appends), then the rest in one batch that
+      // flushes, or flushes and forgets, at random points.
+      size_t k = round == 0 ? 0 : static_cast<size_t>(rng() % (s.log.size() + 1));
+      INFO("seed " << seed << ", round " << round << ", batch from " << k);
+      MemoryProjectionStore store;
+      test::fold(store, s.log, 0, k);
+      ProjectionBatch batch(store);
+      for (size_t i = k; i < s.log.size(); ++i) {
+        REQUIRE(batch.apply(s.log.events()[i]).is_ok());
+        const uint64_t r = rng() % 16;
+        if (r == 0) REQUIRE(batch.flush().is_ok());
+        if (r == 1) REQUIRE(batch.flush_and_forget().is_ok());
+      }
+      REQUIRE(batch.flush().is_ok());
+      CHECK(store.contents() == all.contents());
+      CHECK(digest_of(store) == digest_of(all));
+    }
+  }
+}
+
+TEST_CASE("a batch refuses an event it already applied before any flush",
+          "[projections][batch]") {
+  Stream s(7, 40);
+  MemoryProjectionStore store;
+  ProjectionBatch batch(store);
+  REQUIRE(batch.apply(s.log.events()[0]).is_ok());
+  REQUIRE(batch.apply(s.log.events()[1]).is_ok());
+  Status again = batch.apply(s.log.events()[1]);
+  CHECK(again.code() == Code::kUsage);
+  CHECK(store.size() == 0);  // nothing is written before flush()
+}
+
 TEST_CASE("the incremental state equals a fresh fold of every prefix byte for byte",
           "[projections][property]") {
   for (uint64_t seed = 100; seed < 106; ++seed) {

@@ -61,7 +61,12 @@ contains "$T/err" "rejected" "garbage message"
 head -c 47 "$T/entry.bin" > "$T/truncated.bin"
 expect 1 "append a truncated entry" -- "$E" append --ledger "$L" "$T/truncated.bin"
 cp "$T/entry.bin" "$T/flipped.bin"
-printf '\x00' | dd of="$T/flipped.bin" bs=1 seek=$(( $(stat -c %s "$T/entry.bin") - 1 )) conv=notrunc 2>/dev/null
+# The last byte is the signature's: invert it (writing a fixed value would leave it unchanged
+# when it already had that value).
+last=$(( $(stat -c %s "$T/entry.bin") - 1 ))
+byte=$(od -An -tu1 -j "$last" -N1 "$T/entry.bin" | tr -d ' ')
+printf "\\x$(printf %02x $(( byte ^ 0xff )))" | dd of="$T/flipped.bin" bs=1 seek="$last" conv=notrunc 2>/dev/null
+cmp -s "$T/entry.bin" "$T/flipped.bin" && bad "the flipped entry is unchanged"
 expect 1 "append an entry with a wrong signature" -- "$E" append --ledger "$L" "$T/flipped.bin"
 [ "$(size_of "$L")" -eq 3 ] && ok || bad "bad input changed the ledger"
 

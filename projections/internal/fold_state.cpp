@@ -1,0 +1,244 @@
+#include "projections/internal/fold_state.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "events/bytes.h"
+#include "events/jcs.h"
+#include "projections/internal/store_keys.h"
+
+namespace evl {
+
+FoldState::FoldState(ProjectionStore& store)
+    : store_(store), complete_(true), manifests_complete_(true) {
+  // An empty store (a rebuild, the first event): every key there will be is one of ours.
+  Status s = store_.scan("", [&](std::string_view, std::string_view) {
+    complete_ = false;
+    return false;
+  });
+  if (!s) complete_ = false;  // the lookups will report the store's failure
+  manifests_complete_ = complete_;
+}
+
+size_t FoldState::DigestHash::operator()(const Digest& d) const {
+  size_t h;
+  std::memcpy(&h, d.data(), sizeof h);
+  return h;
+}
+
+template <typename T, typename Decode>
+Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest,
+                           std::string (*key_of)(const Digest&), const Decode& decode) {
+  auto it = map.find(digest);
+  if (it == map.end()) {
+    if (complete_) return nullptr;  // the store has no more than this state
+    Slot<T> slot;
+    auto text = store_.get(key_of(digest));
+    if (!text) return text.error();
+    if (text->has_value()) {
+      Result<T> value = decode(**text);
+      if (!value) return value.error();
+      slot.value = std::move(value).value();
+    }
+    it = map.emplace(digest, std::move(slot)).first;
+  }
+  return it->second.value ? &*it->second.value : nullptr;
+}
+
+Result<RunView*> FoldState::find_run(const Digest& run) {
+  return find(runs_, run, store_keys::run, [&](std::string_view text) -> Result<RunView> {
+    auto view = parse_run_view(text);
+    if (!view) return view.error().with_context(digest_text(run));
+    return view;
+  });
+}
+
+RunView& FoldState::add_run(RunView view) {
+  Slot<RunView>& slot = runs_[view.run];
+  EVL_ASSERT(!slot.value);
+  slot.value = std::move(view);
+  slot.changed = true;
+  return *slot.value;
+}
+
+void FoldState::run_changed(const RunView& view) {
+  auto it = runs_.find(view.run);
+  EVL_ASSERT(it != runs_.end() && it->second.value && &*it->second.value == &view);
+  it->second.changed = true;
+}
+
+FoldState::KnownManifest FoldState::known(const Json& summary) {
+  ManifestFacts facts = manifest_facts(summary);
+  KnownManifest out{true, nullptr};
+  if (!(facts == ManifestFacts{})) out.facts = std::make_unique<const ManifestFacts>(std::move(facts));
+  return out;
+}
+
+Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
+  auto it = facts_.find(digest);
+  if (it == facts_.end()) {
+    if (manifests_complete_) return nullptr;  // the store has no more than this state
+    KnownManifest found;
+    auto text = store_.get(store_keys::manifest(digest));
+    if (!text) return text.error();
+    if (text->has_value()) {
+      auto record = parse_manifest_record(digest, **text);
+      if (!record) return record.error();
+      found = known(record->summary);
+    }
+    it = facts_.emplace(digest, std::move(found)).first;
+  }
+  if (!it->second.registered) return nullptr;
+  static const ManifestFacts kNoFacts;
+  return it->second.facts ? it->second.facts.get() : &kNoFacts;
+}
+
+void FoldState::put_manifest(ManifestRecord record) {
+  facts_[record.digest] = known(record.summary);
+  Slot<ManifestRecord>& slot = manifests_[record.digest];
+  slot.value = std::move(record);
+  slot.changed = true;
+}
+
+Result<GroupRecord*> FoldState::find_group(const Digest& key) {
+  return find(groups_, key, store_keys::group,
+              [&](std::string_view text) { return parse_group_record(key, text); });
+}
+
+void FoldState::put_group(const GroupRecord& group) {
+  Slot<GroupRecord>& slot = groups_[group.key];
+  slot.value = group;
+  slot.changed = true;
+}
+
+void FoldState::erase_group(const Digest& key) {
+  Slot<GroupRecord>& slot = groups_[key];
+  slot.value.reset();
+  slot.changed = true;
+}
+
+Result<std::optional<uint64_t>> FoldState::next() {
+  if (!next_) {
+    Slot<uint64_t> slot;
+    if (!complete_) {
+      auto text = store_.get(store_keys::kNext);
+      if (!text) return text.error();
+      if (text->has_value()) {
+        auto parsed = parse_u64(**text);
+        if (!parsed) return corrupt("stored next index is damaged; rebuild the projections");
+        slot.value = *parsed;
+      }
+    }
+    next_ = slot;
+  }
+  return next_->value;
+}
+
+void FoldState::set_next(uint64_t next) { next_ = Slot<uint64_t>{next, true}; }
+
+void FoldState::put(std::string_view key, std::string_view value) {
+  auto it = text_.find(key);
+  if (it == text_.end()) it = text_.emplace(std::string(key), TextSlot{}).first;
+  it->second.value.emplace(value);
+  it->second.changed = true;
+}
+
+void FoldState::erase(std::string_view key) {
+  auto it = text_.find(key);
+  if (it == text_.end()) it = text_.emplace(std::string(key), TextSlot{}).first;
+  it->second.value.reset();
+  it->second.changed = true;
+}
+
+Status FoldState::scan(std::string_view prefix, const ProjectionVisitor& visit) {
+  // The store's keys under the prefix, then this state's over them (its own win).
+  std::vector<std::pair<std::string, std::string>> stored;
+  if (!complete_) {
+    EVL_RETURN_IF_ERROR(store_.scan(prefix, [&](std::string_view k, std::string_view v) {
+      stored.emplace_back(k, v);
+      return true;
+    }));
+  }
+  auto own = text_.lower_bound(prefix);
+  auto own_in_prefix = [&] {
+    return own != text_.end() && std::string_view(own->first).substr(0, prefix.size()) == prefix;
+  };
+  auto from_store = stored.begin();
+  while (own_in_prefix() || from_store != stored.end()) {
+    if (!own_in_prefix() || (from_store != stored.end() && from_store->first < own->first)) {
+      if (!visit(from_store->first, from_store->second)) return Status::ok();
+      ++from_store;
+      continue;
+    }
+    if (from_store != stored.end() && from_store->first == own->first) ++from_store;
+    if (own->second.value && !visit(own->first, *own->second.value)) return Status::ok();
+    ++own;
+  }
+  return Status::ok();
+}
+
+Status FoldState::flush_text_below(TextMap::iterator& at, std::string_view bound) {
+  while (at != text_.end() && (bound.empty() || at->first < bound)) {
+    TextSlot& slot = at->second;
+    if (slot.changed) {
+      EVL_RETURN_IF_ERROR(slot.value ? store_.put(at->first, *slot.value)
+                                     : store_.erase(at->first));
+      slot.changed = false;
+    }
+    // An erased key is now absent from the store as well: nothing to remember.
+    at = slot.value ? std::next(at) : text_.erase(at);
+  }
+  return Status::ok();
+}
+
+template <typename T, typename Encode>
+Status FoldState::flush_changed(DigestMap<T>& map, const Encode& encode) {
+  std::vector<typename DigestMap<T>::value_type*> changed;
+  for (auto& entry : map) {
+    if (entry.second.changed) changed.push_back(&entry);
+  }
+  std::sort(changed.begin(), changed.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (auto* entry : changed) {
+    EVL_RETURN_IF_ERROR(encode(entry->first, entry->second.value));
+    entry->second.changed = false;
+  }
+  return Status::ok();
+}
+
+Status FoldState::flush() {
+  // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/).
+  if (next_ && next_->changed) {
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::kNext, std::to_string(*next_->value)));
+    next_->changed = false;
+  }
+  auto text = text_.begin();
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kGroups));
+  EVL_RETURN_IF_ERROR(flush_changed(groups_, [&](const Digest& key, const auto& group) {
+    return group ? store_.put(store_keys::group(key), group_record_text(*group))
+                 : store_.erase(store_keys::group(key));
+  }));
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kManifests));
+  EVL_RETURN_IF_ERROR(flush_changed(manifests_, [&](const Digest& digest, const auto& record) {
+    return store_.put(store_keys::manifest(digest), manifest_record_text(*record));
+  }));
+  manifests_.clear();  // written: reads use facts_
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kRuns));
+  EVL_RETURN_IF_ERROR(flush_changed(runs_, [&](const Digest& run, const auto& view) {
+    return store_.put(store_keys::run(run), run_view_text(*view));
+  }));
+  return flush_text_below(text, "");
+}
+
+void FoldState::forget() {
+  runs_.clear();
+  groups_.clear();
+  next_.reset();
+  text_.clear();
+  complete_ = false;
+}
+
+}  // namespace evl

@@ -1,0 +1,116 @@
+// projections/internal/fold_state.h — the projection state as the fold sees it: each record
+// read from the store once, kept decoded, and written back on flush().
+//
+// The fold reads a record, changes it and writes it back for nearly every event that touches
+// it. FoldState keeps what it has read or written: run views, manifest records, group records
+// and the next index as values, every other key as its text; flush() writes the changed ones
+// to the store in key order. The store's contents after flush() do not depend on when flush()
+// was called: a record is the same value, serialized the same way, whether it is written after
+// each event (the ledger's append transactions) or once after the whole log (a rebuild).
+//
+// When the store is empty at construction, the state knows every key there is, and a lookup
+// that misses does not ask the store; forget() gives that up to free memory, except for the
+// manifests, whose facts it keeps.
+//
+// Lifetimes: pointers returned by find_run/find_manifest/find_group and references from
+// add_run stay valid until forget() or the FoldState's destruction (map nodes do not move).
+// Errors: a stored record that cannot be decoded is kCorrupt (naming it and the fix); the
+// store's own errors unchanged. After an error the state is not flushed: the caller drops it.
+// Thread safety: one thread, and the store is used through this state only while it lives.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "projections/internal/groups.h"
+#include "projections/internal/registry.h"
+#include "projections/run_view.h"
+#include "projections/store.h"
+
+namespace evl {
+
+class FoldState {
+ public:
+  explicit FoldState(ProjectionStore& store);
+
+  // r/<run>: nullptr when the run is not observed.
+  Result<RunView*> find_run(const Digest& run);
+  // Adds a new run view (none may exist) and returns it; it is written on flush().
+  RunView& add_run(RunView view);
+  // The view (from find_run or add_run) has changed: write it on flush().
+  void run_changed(const RunView& view);
+
+  // m/<digest>: what the fold reads of the record, or nullptr when the digest is not
+  // registered. A record never changes once registered (the first registration wins).
+  Result<const ManifestFacts*> find_manifest(const Digest& digest);
+  void put_manifest(ManifestRecord record);
+
+  // G/<key>: nullptr when the group has no record.
+  Result<GroupRecord*> find_group(const Digest& key);
+  void put_group(const GroupRecord& group);
+  void erase_group(const Digest& key);
+
+  // #/next: nullopt when nothing was applied yet.
+  Result<std::optional<uint64_t>> next();
+  void set_next(uint64_t next);
+
+  // Every other key, as text. scan() visits keys that start with `prefix` in byte order.
+  void put(std::string_view key, std::string_view value);
+  void erase(std::string_view key);
+  Status scan(std::string_view prefix, const ProjectionVisitor& visit);
+
+  // Writes every changed record to the store, in key order.
+  [[nodiscard]] Status flush();
+  // Drops every record (flush() first): later lookups read the store again, except that the
+  // facts of the manifests are kept (about 80 bytes each, more for those with facts).
+  void forget();
+
+ private:
+  template <typename T>
+  struct Slot {
+    std::optional<T> value;  // nullopt: absent (or erased)
+    bool changed = false;
+  };
+  struct TextSlot {
+    std::optional<std::string> value;
+    bool changed = false;
+  };
+  using TextMap = std::map<std::string, TextSlot, std::less<>>;
+  // A digest's first bytes are a good hash. How these maps iterate never reaches the store:
+  // flush() sorts the records it writes.
+  struct DigestHash {
+    size_t operator()(const Digest& d) const;
+  };
+  template <typename T>
+  using DigestMap = std::unordered_map<Digest, Slot<T>, DigestHash>;
+  struct KnownManifest {
+    bool registered = false;
+    std::unique_ptr<const ManifestFacts> facts;  // null when it has none (most manifests)
+  };
+  static KnownManifest known(const Json& summary);
+
+  // The record under key_of(digest), read from the store at most once.
+  template <typename T, typename Decode>
+  Result<T*> find(DigestMap<T>& map, const Digest& digest,
+                  std::string (*key_of)(const Digest&), const Decode& decode);
+  template <typename T, typename Encode>
+  Status flush_changed(DigestMap<T>& map, const Encode& encode);
+  Status flush_text_below(TextMap::iterator& at, std::string_view bound);
+
+  ProjectionStore& store_;
+  bool complete_;            // every key of the store is known here
+  bool manifests_complete_;  // every manifest of the store is in facts_
+  DigestMap<RunView> runs_;
+  DigestMap<ManifestRecord> manifests_;  // registered, until flush() writes them
+  std::unordered_map<Digest, KnownManifest, DigestHash> facts_;
+  DigestMap<GroupRecord> groups_;
+  std::optional<Slot<uint64_t>> next_;
+  TextMap text_;
+};
+
+}  // namespace evl

@@ -1,0 +1,159 @@
+// The projections kept by a real ledger (projections/ledger_hook.h): after every append, and
+// after rebuild_state, they equal a naive fold of the log with each event's void cause taken
+// from the key state of the whole prefix, and its author from the key state at its position.
+#include "projections/ledger_hook.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <utility>
+#include <string>
+
+#include "ledger/ledger.h"
+#include "projections/projector.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/test_support.h"
+
+namespace evl {
+namespace {
+
+using test::Cast;
+using test::TempDir;
+using Contents = std::map<std::string, std::string>;
+
+std::unique_ptr<Ledger> open_with_projections(const TempDir& dir, uint64_t batch_events) {
+  OpenOptions options;
+  options.dir = dir.str();
+  options.create = true;
+  options.log_key = test::test_log_key();
+  options.hook = make_projection_hook({batch_events});
+  auto ledger = Ledger::open(options);
+  if (!ledger) FAIL("open failed: " << ledger.error().message());
+  return std::move(ledger.value());
+}
+
+Contents state_of(const Ledger& ledger) {
+  Contents out;
+  REQUIRE(ledger
+              .read_state([&](const KeyValueStore& state, uint64_t) {
+                return state.scan("", [&](std::string_view k, std::string_view v) {
+                  out.emplace(k, v);
+                  return true;
+                });
+              })
+              .is_ok());
+  return out;
+}
+
+// Two passes over the log, one Projector::apply per event: the reference.
+Contents naive_fold(const Ledger& ledger) {
+  std::vector<EventBody> bodies;
+  std::vector<Digest> ids;
+  REQUIRE(ledger
+              .scan(0, ledger.size(),
+                    [&](uint64_t, ByteView bytes) -> Status {
+                      auto entry = decode_entry(bytes);
+                      REQUIRE(entry);
+                      auto body = decode_body(entry->body);
+                      REQUIRE(body);
+                      bodies.push_back(std::move(body).value());
+                      ids.push_back(event_id(entry->body));
+                      return Status::ok();
+                    })
+              .is_ok());
+  KeyPolicy final_keys;
+  for (size_t i = 0; i < bodies.size(); ++i) final_keys.apply(i, bodies[i]);
+  KeyPolicy running;
+  MemoryProjectionStore store;
+  Projector projector;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    running.apply(i, bodies[i]);
+    ProjectedEvent e;
+    e.index = i;
+    e.id = ids[i];
+    e.body = &bodies[i];
+    if (const KeyRecord* author = running.find(bodies[i].author)) {
+      e.author_name = author->name;
+      e.author_roles = author->roles;
+      e.author_scope = author->scope;
+    } else {
+      e.author_name = running.describe(bodies[i].author);
+    }
+    e.void_cause = final_keys.void_cause(bodies[i].author, i);
+    e.rerun_tolerance_milli = final_keys.genesis()->rerun_tolerance_milli;
+    REQUIRE(projector.apply(store, e).is_ok());
+  }
+  return Contents(store.contents().begin(), store.contents().end());
+}
+
+void append_checked(Ledger& ledger, const SecretKey& key, const EventBody& body) {
+  Bytes entry = test::signed_entry(key, body);
+  auto outcomes = ledger.append(std::span<const Bytes>(&entry, 1));
+  REQUIRE(outcomes.at(0).status.is_ok());
+  CHECK(state_of(ledger) == naive_fold(ledger));
+}
+
+Digest manifest_digest_of(const EventBody& body) {
+  return sha256(as_bytes(std::get<Observation>(body.payload).manifest.canonical));
+}
+
+TEST_CASE("the ledger's projections equal a naive fold after each append and a rebuild",
+          "[projections][hook]") {
+  for (auto [compromise, batch_events] : {std::pair<bool, uint64_t>{false, 16384}, {true, 16384},
+                                           {false, 3}, {true, 4}, {true, 1}}) {
+    INFO((compromise ? "with" : "without") << " a compromise that voids earlier events, "
+                                           << "rebuilt in batches of " << batch_events);
+    TempDir dir;
+    Cast cast;
+    auto ledger = open_with_projections(dir, batch_events);
+    for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+    std::vector<Digest> runs;
+    uint64_t first_void = 0;
+    for (int i = 0; i < 5; ++i) {
+      if (i == 2) first_void = ledger->size();
+      EventBody obs = test::observation_body(cast.importer, "gpumode", std::to_string(i));
+      runs.push_back(manifest_digest_of(obs));
+      append_checked(*ledger, cast.importer, obs);
+      append_checked(*ledger, cast.runner, test::rerun_body(cast.runner, runs.back(), 150000 + i));
+    }
+    append_checked(*ledger, cast.attestor, test::attestation_body(cast.attestor, runs[3]));
+    append_checked(*ledger, cast.curator, test::retract_body(cast.curator, runs[0]));
+    if (compromise) {
+      append_checked(*ledger, cast.admin,
+                     test::revoke_body(cast.admin, cast.importer.public_key(),
+                                       RevokeReason::kCompromised, first_void));
+      CHECK(ledger->policy().voids_anything());
+    }
+    append_checked(*ledger, cast.runner, test::rerun_body(cast.runner, runs[4], 900000));
+    const Contents incremental = state_of(*ledger);
+    CHECK(incremental.count("v/" + std::string(20 - std::to_string(first_void).size(), '0') +
+                            std::to_string(first_void)) == (compromise ? 1u : 0u));
+    REQUIRE(ledger->rebuild_state().is_ok());
+    CHECK(state_of(*ledger) == incremental);
+  }
+}
+
+TEST_CASE("a rebuild of a log many decoding chunks long equals a naive fold",
+          "[projections][hook]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_with_projections(dir, 700);
+  for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+  std::vector<Bytes> entries;
+  for (int i = 0; i < 1300; ++i) {
+    EventBody obs = test::observation_body(cast.importer, "gpumode", std::to_string(i));
+    entries.push_back(test::signed_entry(cast.importer, obs));
+    if (i % 5 == 0) {
+      entries.push_back(test::signed_entry(
+          cast.runner, test::rerun_body(cast.runner, manifest_digest_of(obs), 150000 + i)));
+    }
+  }
+  for (const auto& o : ledger->append(entries)) REQUIRE(o.status.is_ok());
+  REQUIRE(ledger->size() == 5 + 1300 + 260);
+  const Contents expected = naive_fold(*ledger);
+  CHECK(state_of(*ledger) == expected);
+  REQUIRE(ledger->rebuild_state().is_ok());
+  CHECK(state_of(*ledger) == expected);
+}
+
+}  // namespace
+}  // namespace evl

@@ -1,0 +1,202 @@
+// The stored text of a run view written directly (run_view_text) is the JCS text of its JSON
+// object (run_view_json), for random views with every member present, absent and escaped.
+#include "projections/run_view.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+
+#include "events/jcs.h"
+#include "projections/internal/groups.h"
+#include "projections/internal/registry.h"
+
+namespace evl {
+namespace {
+
+class RandomView {
+ public:
+  explicit RandomView(uint64_t seed) : rng_(seed) {}
+
+  RunView make() {
+    RunView v;
+    v.run = digest();
+    v.event = digest();
+    v.index = rng_() % 100000;
+    v.void_cause = opt_text();
+    for (std::string* s : {&v.name, &v.title, &v.benchmark, &v.source, &v.external_id,
+                           &v.status, &v.observed_at, &v.protocol_digest, &v.environment_digest,
+                           &v.workload_digest, &v.implementation_digest}) {
+      *s = maybe_empty();
+    }
+    v.primary = primary();
+    v.source_native = {opt_number(), opt_number(), opt_number(), opt_number()};
+    v.correctness = chance() ? Json() : Json(Json::Object{{"z", Json(text())}, {"a", Json(1.5)}});
+    v.artifacts = Json::array();
+    if (chance()) v.artifacts.as_array().push_back(Json(Json::Object{{"uri", Json(text())}}));
+    v.has_protocol = chance();
+    v.has_environment = chance();
+    v.has_workload = chance();
+    v.has_implementation = chance();
+    v.gpu = hardware();
+    v.operation_digest = opt_text();
+    v.correctness_key = opt_text();
+    v.source_available = chance();
+    for (size_t n = rng_() % 3; n > 0; --n) v.reruns.push_back(rerun());
+    for (size_t n = rng_() % 3; n > 0; --n) v.attestations.push_back(attestation());
+    for (size_t n = rng_() % 3; n > 0; --n) v.corrections.push_back(correction());
+    for (size_t n = rng_() % 4; n > 0; --n) {
+      v.history.push_back({rng_() % 1000, digest(), text(), opt_text()});
+    }
+    v.comparison_key = opt_text();
+    for (size_t n = rng_() % 3; n > 0; --n) v.missing.push_back(text());
+    v.evidence = static_cast<EvidenceLevel>(rng_() % 4);
+    for (size_t n = rng_() % 3; n > 0; --n) v.flags.push_back(text());
+    if (chance()) v.superseded_by = digest();
+    return v;
+  }
+
+ private:
+  bool chance() { return rng_() % 2 == 0; }
+  Digest digest() {
+    Digest d;
+    for (auto& b : d) b = static_cast<uint8_t>(rng_());
+    return d;
+  }
+  std::string text() {
+    static const std::vector<std::string> kTexts = {
+        "a", "NVIDIA B200", "quote \" and \\ backslash", "tab\tnew\nline", "\x01 control",
+        "été ✓ 𝄞", "sha256:00ff", "</script>"};
+    return kTexts[rng_() % kTexts.size()];
+  }
+  std::string maybe_empty() { return chance() ? std::string() : text(); }
+  std::optional<std::string> opt_text() {
+    return chance() ? std::nullopt : std::optional<std::string>(text());
+  }
+  double number() {
+    static const std::vector<double> kNumbers = {0, -0.0, 1, 159785, 0.1, 1e21, 1.5e-7, -42.25,
+                                                 9007199254740991.0};
+    return kNumbers[rng_() % kNumbers.size()];
+  }
+  std::optional<double> opt_number() {
+    return chance() ? std::nullopt : std::optional<double>(number());
+  }
+  std::optional<PrimaryMeasurement> primary() {
+    if (chance()) return std::nullopt;
+    return PrimaryMeasurement{text(), text(), text(), number()};
+  }
+  std::optional<Hardware> hardware() {
+    if (chance()) return std::nullopt;
+    return Hardware{text(), maybe_empty(), text()};
+  }
+  RerunRecord rerun() {
+    RerunRecord r;
+    r.index = rng_() % 1000;
+    r.event = digest();
+    r.manifest = digest();
+    r.runner = text();
+    r.owner = opt_text();
+    r.host = opt_text();
+    r.status = text();
+    r.primary = primary();
+    r.environment_digest = maybe_empty();
+    r.hardware = hardware();
+    r.tolerance_milli = static_cast<uint32_t>(rng_() % 200);
+    r.cases = maybe_empty();
+    r.void_cause = opt_text();
+    r.verdict = static_cast<Verdict>(rng_() % 5);
+    r.ratio = opt_number();
+    return r;
+  }
+  AttestationRecord attestation() {
+    AttestationRecord a;
+    a.index = rng_() % 1000;
+    a.event = digest();
+    a.author = text();
+    a.type = text();
+    a.text = maybe_empty();
+    a.evidence_url = maybe_empty();
+    a.observed_ns = chance() ? 0 : rng_() % 4000000000000;
+    a.environment = maybe_empty();
+    a.void_cause = opt_text();
+    return a;
+  }
+  CorrectionRecord correction() {
+    static const std::vector<std::string> kKinds = {"retract", "supersede", "disqualify"};
+    CorrectionRecord c;
+    c.index = rng_() % 1000;
+    c.event = digest();
+    c.author = text();
+    c.kind = kKinds[rng_() % kKinds.size()];
+    c.role = chance() ? "target" : "replacement";
+    c.reason = maybe_empty();
+    c.target = digest();
+    if (chance()) c.replacement = digest();
+    c.source = maybe_empty();
+    c.at_ms = static_cast<int64_t>(rng_() % 2000000000000) - 1000;
+    c.void_cause = opt_text();
+    c.ignored = opt_text();
+    return c;
+  }
+
+  std::mt19937_64 rng_;
+};
+
+TEST_CASE("a run view written directly is the JCS text of its JSON object",
+          "[projections][run_view]") {
+  RandomView random(20261130);
+  for (int i = 0; i < 2000; ++i) {
+    RunView v = random.make();
+    const std::string expected = jcs_serialize(run_view_json(v));
+    REQUIRE(run_view_text(v) == expected);
+    auto parsed = parse_run_view(expected);
+    REQUIRE(parsed);
+    CHECK(run_view_text(*parsed) == expected);
+  }
+}
+
+TEST_CASE("manifest and group records written directly are the JCS text of their JSON",
+          "[projections][run_view]") {
+  std::mt19937_64 rng(7);
+  auto digest = [&] {
+    Digest d;
+    for (auto& b : d) b = static_cast<uint8_t>(rng());
+    return d;
+  };
+  for (int i = 0; i < 200; ++i) {
+    ManifestRecord m;
+    m.digest = digest();
+    m.index = rng() % 9007199254740992ull;
+    m.event = digest();
+    m.summary = Json(Json::Object{{"kind", Json("ExecutionEnvironment")},
+                                  {"digest", Json(digest_text(m.digest))},
+                                  {"title", Json(i % 2 == 0 ? "B200 \"lab\"" : "é")}});
+    Json expected_m = Json::object();
+    expected_m.set("index", m.index);
+    expected_m.set("event", digest_text(m.event));
+    expected_m.set("summary", m.summary);
+    CHECK(manifest_record_text(m) == jcs_serialize(expected_m));
+
+    GroupRecord g;
+    g.key = digest();
+    if (i % 3 != 0) {
+      g.leader = digest();
+      g.leader_value = i % 3 == 1 ? 159785.0 : 0.000125;
+    }
+    g.size = rng() % 1000;
+    g.members = g.size + rng() % 10;
+    Json expected_g = Json::object();
+    expected_g.set("group", digest_text(g.key));
+    expected_g.set("leader", g.leader ? Json(digest_text(*g.leader)) : Json());
+    expected_g.set("leaderValue", g.leader_value ? Json(*g.leader_value) : Json());
+    expected_g.set("size", g.size);
+    expected_g.set("members", g.members);
+    CHECK(group_record_text(g) == jcs_serialize(expected_g));
+    auto parsed = parse_group_record(g.key, group_record_text(g));
+    REQUIRE(parsed);
+    CHECK(parsed->leader == g.leader);
+    CHECK(parsed->members == g.members);
+  }
+}
+
+}  // namespace
+}  // namespace evl
