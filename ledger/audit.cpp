@@ -193,8 +193,10 @@ class Auditor {
   Status count_voided();
   // Compares the ids gathered so far with the source's id index.
   Status check_ids();
-  // Reads entries [from, to) into `chunk` and runs their stateless checks on all cores.
-  void check_chunk(uint64_t from, uint64_t to, CheckedChunk& chunk);
+  // Reads entries [from, to) into `chunk` (its status says whether they were all there).
+  void read_chunk(uint64_t from, uint64_t to, CheckedChunk& chunk);
+  // Runs the stateless checks of a chunk that was read, on all cores.
+  void check_chunk(CheckedChunk& chunk);
 
   Status fail_at(uint64_t index, Status status) {
     report_.failed_index = index;
@@ -298,7 +300,7 @@ Status Auditor::read_saved_checkpoint() {
   return Status::ok();
 }
 
-void Auditor::check_chunk(uint64_t from, uint64_t to, CheckedChunk& chunk) {
+void Auditor::read_chunk(uint64_t from, uint64_t to, CheckedChunk& chunk) {
   chunk.from = from;
   chunk.arena.clear();
   chunk.ends.clear();
@@ -312,8 +314,10 @@ void Auditor::check_chunk(uint64_t from, uint64_t to, CheckedChunk& chunk) {
     chunk.status = corrupt(source_.name() + " gave " + std::to_string(chunk.size()) +
                            " entries from index " + std::to_string(from) + ", expected " +
                            std::to_string(to - from));
-    return;
   }
+}
+
+void Auditor::check_chunk(CheckedChunk& chunk) {
   chunk.entries.assign(chunk.size(), rejected("unchecked"));
   chunk.subjects.resize(chunk.size());
   chunk.leaves.resize(chunk.size());
@@ -337,46 +341,58 @@ void Auditor::check_chunk(uint64_t from, uint64_t to, CheckedChunk& chunk) {
 }
 
 Status Auditor::scan_all() {
-  // A reader thread verifies chunk k+1 while this thread replays policy and the tree for k.
-  // Three chunks circulate: one being checked, one ready, one being replayed.
+  // Three stages run at once, each on its own thread: one reads chunk k+2 out of the source,
+  // one checks chunk k+1 on all cores, and this thread replays policy and the tree for chunk
+  // k. Four chunk buffers circulate between them, so memory is bounded.
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::unique_ptr<CheckedChunk>> ready, spare;
-  for (int i = 0; i < 3; ++i) spare.push_back(std::make_unique<CheckedChunk>());
+  std::deque<std::unique_ptr<CheckedChunk>> spare, read, checked;
+  for (int i = 0; i < 4; ++i) spare.push_back(std::make_unique<CheckedChunk>());
   bool stop = false;
+  // The next chunk of `queue`, or none once the audit stops.
+  auto take = [&](std::deque<std::unique_ptr<CheckedChunk>>& queue) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return stop || !queue.empty(); });
+    std::unique_ptr<CheckedChunk> chunk;
+    if (!queue.empty()) {
+      chunk = std::move(queue.front());
+      queue.pop_front();
+    }
+    return chunk;
+  };
+  auto put = [&](std::deque<std::unique_ptr<CheckedChunk>>& queue,
+                 std::unique_ptr<CheckedChunk> chunk) {
+    std::lock_guard lock(mu);
+    queue.push_back(std::move(chunk));
+    cv.notify_all();
+  };
   std::thread reader([&] {
     for (uint64_t from = 0; from < size_; from += kAuditChunk) {
-      std::unique_ptr<CheckedChunk> chunk;
-      {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return stop || !spare.empty(); });
-        if (stop) return;
-        chunk = std::move(spare.front());
-        spare.pop_front();
-      }
-      check_chunk(from, std::min<uint64_t>(size_, from + kAuditChunk), *chunk);
+      auto chunk = take(spare);
+      if (!chunk) return;
+      read_chunk(from, std::min<uint64_t>(size_, from + kAuditChunk), *chunk);
       bool failed = !chunk->status;
-      std::lock_guard lock(mu);
-      ready.push_back(std::move(chunk));
-      cv.notify_all();
+      put(read, std::move(chunk));
+      if (failed) return;
+    }
+  });
+  std::thread checker([&] {
+    for (uint64_t from = 0; from < size_; from += kAuditChunk) {
+      auto chunk = take(read);
+      if (!chunk) return;
+      bool failed = !chunk->status;
+      if (!failed) check_chunk(*chunk);
+      put(checked, std::move(chunk));
       if (failed) return;
     }
   });
   Status status;
   for (uint64_t done = 0; done < size_ && status;) {
-    std::unique_ptr<CheckedChunk> chunk;
-    {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return !ready.empty(); });
-      chunk = std::move(ready.front());
-      ready.pop_front();
-    }
+    auto chunk = take(checked);  // never empty: only this thread stops the audit
     status = chunk->status ? process(*chunk) : chunk->status.with_context(source_.name());
     done += chunk->size();
     if (options_.progress) options_.progress(done, size_);
-    std::lock_guard lock(mu);
-    spare.push_back(std::move(chunk));
-    cv.notify_all();
+    put(spare, std::move(chunk));
   }
   {
     std::lock_guard lock(mu);
@@ -384,6 +400,7 @@ Status Auditor::scan_all() {
   }
   cv.notify_all();
   reader.join();
+  checker.join();
   return status;
 }
 
