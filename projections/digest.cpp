@@ -2,9 +2,12 @@
 
 #include <sodium.h>
 
+#include <array>
 #include <cstring>
+#include <vector>
 
 #include "keys/note.h"
+#include "ledger/thread_pool.h"
 
 namespace evl {
 
@@ -54,6 +57,13 @@ void ProjectionAccumulator::remove(std::string_view key, std::string_view value)
   --count_;  // mod 2^64, like the lanes: removing what was added restores the sums exactly
 }
 
+void ProjectionAccumulator::merge(const ProjectionAccumulator& other) {
+  for (size_t i = 0; i < kProjectionLanes; ++i) {
+    lanes_[i] = static_cast<uint16_t>(lanes_[i] + other.lanes_[i]);
+  }
+  count_ += other.count_;
+}
+
 Bytes ProjectionAccumulator::serialize() const {
   Bytes out(kSerializedSize);
   put_u64_be(count_, out.data());
@@ -84,12 +94,39 @@ Digest ProjectionAccumulator::digest() const {
 }
 
 Result<ProjectionAccumulator> accumulate_projection_store(const ProjectionStore& store) {
-  ProjectionAccumulator sums;
+  // A record costs a SHA-256 and a 2 KiB ChaCha20 expansion: a rebuild's seal spent a quarter
+  // of its time here on one core. The scan copies a batch of records (the views are valid only
+  // during the visit), then kShares accumulators take a contiguous share each on the pool, and
+  // the shares are merged: order does not matter to the sums.
+  constexpr size_t kBatchRecords = 4096;
+  constexpr size_t kShares = 16;
+  ThreadPool pool;
+  std::vector<ProjectionAccumulator> shares(kShares);
+  std::string arena;
+  std::vector<std::array<size_t, 3>> records;  // key offset, key length, value length
+  auto hash_batch = [&] {
+    const size_t n = records.size();
+    pool.parallel_for(kShares, [&](size_t share) {
+      for (size_t i = n * share / kShares; i < n * (share + 1) / kShares; ++i) {
+        auto [at, key_size, value_size] = records[i];
+        std::string_view key(arena.data() + at, key_size);
+        shares[share].add(key, std::string_view(arena.data() + at + key_size, value_size));
+      }
+    });
+    records.clear();
+    arena.clear();
+  };
   Status s = store.scan("", [&](std::string_view key, std::string_view value) {
-    sums.add(key, value);
+    records.push_back({arena.size(), key.size(), value.size()});
+    arena.append(key);
+    arena.append(value);
+    if (records.size() == kBatchRecords) hash_batch();
     return true;
   });
   if (!s) return s;
+  hash_batch();
+  ProjectionAccumulator sums;
+  for (const auto& share : shares) sums.merge(share);
   return sums;
 }
 

@@ -44,6 +44,8 @@ class ProjectionAccumulator {
 
   void add(std::string_view key, std::string_view value);
   void remove(std::string_view key, std::string_view value);
+  // Adds the records `other` holds (the sums are order-free, so shares can be summed apart).
+  void merge(const ProjectionAccumulator& other);
   Digest digest() const;
 
   uint64_t count() const { return count_; }
@@ -64,7 +66,8 @@ class ProjectionAccumulator {
 Digest projection_record_hash(std::string_view key, std::string_view value);
 
 // The accumulator of every record of the store, from one full scan (the slow path: rebuilds,
-// audits and tests; the ledger keeps it incrementally, projections/digested_store.h).
+// audits and tests; the ledger keeps it incrementally, projections/digested_store.h). Records
+// are hashed on all cores, a batch at a time.
 Result<ProjectionAccumulator> accumulate_projection_store(const ProjectionStore& store);
 
 // accumulate_projection_store(store)->digest().
