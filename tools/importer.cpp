@@ -1,5 +1,7 @@
 #include "tools/importer.h"
 
+#include <future>
+
 #include "events/manifest_check.h"
 #include "keys/signer.h"
 #include "ledger/thread_pool.h"
@@ -85,20 +87,29 @@ void prepare(SourceDocument& doc, const Ledger& ledger, const SecretKey& key,
 
 }  // namespace
 
-void Importer::append_batch(std::vector<SourceDocument>& docs, const ImportCallbacks& callbacks) {
-  std::vector<DocumentOutcome> outcomes(docs.size());
-  std::vector<Bytes> entries(docs.size());
-  pool_->parallel_for(docs.size(), [&](size_t i) {
-    prepare(docs[i], ledger_, key_, outcomes[i], entries[i]);
-  });
+// One batch on its way through the pipeline.
+struct Importer::Batch {
+  std::vector<SourceDocument> docs;
+  std::vector<DocumentOutcome> outcomes;
+  std::vector<Bytes> entries;                      // signed, by document
+  std::vector<Bytes> batch;                        // what is appended
+  std::vector<size_t> batch_doc;                   // the document of each appended entry
+  std::vector<std::pair<size_t, size_t>> repeats;  // (document, earlier document) in this batch
+};
 
+void Importer::prepare_batch(Batch& b) {
+  b.outcomes.resize(b.docs.size());
+  b.entries.resize(b.docs.size());
+  pool_->parallel_for(b.docs.size(), [&](size_t i) {
+    prepare(b.docs[i], ledger_, key_, b.outcomes[i], b.entries[i]);
+  });
+}
+
+void Importer::dedupe_batch(Batch& b) {
   // One entry per new digest; repeats of a digest are answered from its first outcome.
-  std::vector<Bytes> batch;
-  std::vector<size_t> batch_doc;
-  std::map<Digest, size_t> in_batch;           // digest → first document in this batch
-  std::vector<std::pair<size_t, size_t>> repeats;  // (document, earlier document)
-  for (size_t i = 0; i < docs.size(); ++i) {
-    DocumentOutcome& o = outcomes[i];
+  std::map<Digest, size_t> in_batch;  // digest → first document in this batch
+  for (size_t i = 0; i < b.docs.size(); ++i) {
+    DocumentOutcome& o = b.outcomes[i];
     if (o.status == ImportStatus::kPresent) {
       DocumentOutcome remembered;
       remembered.status = o.status;
@@ -119,17 +130,20 @@ void Importer::append_batch(std::vector<SourceDocument>& docs, const ImportCallb
     }
     auto [it, inserted] = in_batch.emplace(*o.digest, i);
     if (!inserted) {
-      repeats.emplace_back(i, it->second);
+      b.repeats.emplace_back(i, it->second);
       continue;
     }
-    batch.push_back(std::move(entries[i]));
-    batch_doc.push_back(i);
+    b.batch.push_back(std::move(b.entries[i]));
+    b.batch_doc.push_back(i);
   }
-  entries.clear();
+  b.entries.clear();
+}
 
-  std::vector<AppendOutcome> appended = ledger_.append(batch);
-  for (size_t k = 0; k < batch_doc.size(); ++k) {
-    DocumentOutcome& o = outcomes[batch_doc[k]];
+void Importer::append_and_report(Batch& b, const ImportCallbacks& callbacks) {
+  std::vector<AppendOutcome> appended = ledger_.append(b.batch);
+  std::vector<DocumentOutcome>& outcomes = b.outcomes;
+  for (size_t k = 0; k < b.batch_doc.size(); ++k) {
+    DocumentOutcome& o = outcomes[b.batch_doc[k]];
     const AppendOutcome& a = appended.at(k);
     DocumentOutcome remembered;
     if (!a.status) {
@@ -148,7 +162,7 @@ void Importer::append_batch(std::vector<SourceDocument>& docs, const ImportCallb
     remembered.event_id = o.event_id;
     seen_.emplace(*o.digest, std::move(remembered));
   }
-  for (auto [i, first] : repeats) {
+  for (auto [i, first] : b.repeats) {
     DocumentOutcome& o = outcomes[i];
     const DocumentOutcome& f = outcomes[first];
     o.status = f.status == ImportStatus::kRejected ? ImportStatus::kRejected
@@ -177,14 +191,36 @@ void Importer::append_batch(std::vector<SourceDocument>& docs, const ImportCallb
 }
 
 Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks) {
-  std::vector<SourceDocument> docs;
+  // Two stages overlap: batch k+1 is read, checked and signed on the pool while batch k is
+  // appended (verified, committed and projected by the ledger's writer) on another thread.
+  // Deduplication runs between them, once batch k's outcomes are known: seen_ belongs to one
+  // stage at a time. A document of batch k+1 that repeats one of batch k is signed for nothing
+  // and then answered from seen_, as before.
+  std::unique_ptr<Batch> appending;
+  std::future<void> appended;
+  auto finish_append = [&] {
+    if (appended.valid()) appended.get();
+    appending.reset();
+  };
   while (true) {
-    docs.clear();
-    auto more = reader.read_batch(docs, options_.batch, pool_.get());
-    totals_.documents += docs.size();
-    if (!docs.empty()) append_batch(docs, callbacks);
-    if (!more) return more.error();
-    if (!*more) return Status::ok();
+    auto next = std::make_unique<Batch>();
+    auto more = reader.read_batch(next->docs, options_.batch, pool_.get());
+    totals_.documents += next->docs.size();
+    if (!next->docs.empty()) prepare_batch(*next);
+    finish_append();
+    if (!next->docs.empty()) {
+      dedupe_batch(*next);
+      appending = std::move(next);
+      // Deferred when no thread can start: get() then appends on this thread.
+      appended = std::async(std::launch::async | std::launch::deferred,
+                            [this, batch = appending.get(), &callbacks] {
+                              append_and_report(*batch, callbacks);
+                            });
+    }
+    if (!more || !*more) {
+      finish_append();
+      return more ? Status::ok() : more.error();
+    }
   }
 }
 

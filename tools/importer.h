@@ -82,7 +82,13 @@ class Importer {
   const ImportTotals& totals() const { return totals_; }
 
  private:
-  void append_batch(std::vector<SourceDocument>& docs, const ImportCallbacks& callbacks);
+  struct Batch;
+  // Checks, canonicalizes and signs the documents of `batch` on the pool.
+  void prepare_batch(Batch& batch);
+  // Picks the entries to append: one per digest not met before (reads and writes seen_).
+  void dedupe_batch(Batch& batch);
+  // Appends, records the outcomes in seen_ and the totals, and reports each document.
+  void append_and_report(Batch& batch, const ImportCallbacks& callbacks);
 
   Ledger& ledger_;
   const SecretKey& key_;
