@@ -144,23 +144,53 @@ Result<std::optional<ProjectionAccumulator>> stored_sums(const KeyValueStore& su
   return parsed ? Sums(*parsed) : Sums();
 }
 
+// A store that passes every call on to another, which may change between calls: the batch the
+// hook keeps for a transaction outlives the store objects the ledger hands it for each entry.
+class ForwardingStore final : public KeyValueStore {
+ public:
+  void bind(KeyValueStore& target) { target_ = &target; }
+
+  Result<std::optional<std::string>> get(std::string_view key) const override {
+    return target_->get(key);
+  }
+  Status put(std::string_view key, std::string_view value) override {
+    return target_->put(key, value);
+  }
+  Status erase(std::string_view key) override { return target_->erase(key); }
+  Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
+    return target_->scan(prefix, visit);
+  }
+
+ private:
+  KeyValueStore* target_ = nullptr;
+};
+
 class ProjectionHook final : public AppendHook {
  public:
   explicit ProjectionHook(const ProjectionHookOptions& options)
       : batch_events_(std::max<uint64_t>(1, options.rebuild_batch_events)) {}
 
-  void begin_transaction() override { tracker_.reset(); }
+  void begin_transaction() override {
+    tracker_.reset();
+    pending_.reset();
+  }
 
+  // The events of one transaction are folded into one batch, which keeps the records they
+  // touch decoded and writes each changed record once, at seal(): a group of appends rewrote
+  // its group records, manifest records and "#/next" once per event before.
   Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
                   const EventBody& body) override {
     EVL_RETURN_IF_ERROR(start(context));
     if (is_compromise(body) && context.keys.voids_anything()) {
-      // Earlier events may have become void: fold the whole prefix again.
+      // Earlier events may have become void: fold the whole prefix again (what the batch holds
+      // is folded again with it).
+      pending_.reset();
       EVL_RETURN_IF_ERROR(clear(context.store));
       return rebuild(context, index + 1);
     }
-    DigestedStore store(context.store, *tracker_);
-    return projector_.apply(store, projected(index, id, body, context.keys, context.keys));
+    forward_.bind(context.store);
+    if (!pending_) pending_ = std::make_unique<ProjectionBatch>(forward_);
+    return pending_->apply(projected(index, id, body, context.keys, context.keys));
   }
 
 
@@ -214,6 +244,13 @@ class ProjectionHook final : public AppendHook {
   // seal() without the statement: stores and returns the sums of the state of `size` entries.
   Result<ProjectionAccumulator> seal_sums(AppendContext& context, uint64_t size) {
     EVL_RETURN_IF_ERROR(start(context));
+    if (pending_) {
+      // The transaction's changed records, written once, through the digest's tracker.
+      DigestedStore store(context.store, *tracker_);
+      forward_.bind(store);
+      EVL_RETURN_IF_ERROR(pending_->flush());
+      pending_.reset();
+    }
     auto applied = projected_size(context.store);
     if (!applied) return applied.error();
     if (*applied != size) {
@@ -244,6 +281,8 @@ class ProjectionHook final : public AppendHook {
   Projector projector_;
   uint64_t batch_events_;
   std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
+  ForwardingStore forward_;                 // the store of the current call, for pending_
+  std::unique_ptr<ProjectionBatch> pending_;  // this transaction's events, until seal()
 };
 
 Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body) {
