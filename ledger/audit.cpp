@@ -14,7 +14,7 @@ namespace evl {
 
 namespace {
 
-constexpr size_t kAuditChunk = 4096;
+constexpr size_t kAuditChunk = 1024;
 constexpr size_t kVoidExamples = 10;
 constexpr size_t kHashWindow = 4096;  // stored hashes a ledger source reads at a time
 constexpr size_t kIdRange = size_t{1} << 20;  // event ids checked against the id index at once
