@@ -4,6 +4,7 @@
 #include <openssl/sha.h>
 
 #include <cstring>
+#include <vector>
 
 namespace evl {
 
@@ -13,14 +14,51 @@ Digest sha256(ByteView data) {
   return out;
 }
 
+namespace {
+
+// The SHA-256 implementation, fetched once: EVP_sha256() makes every init look it up again,
+// under a lock that the checking threads then share.
+const EVP_MD* sha256_md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  EVL_ASSERT(md != nullptr);
+  return md;
+}
+
+// Digest contexts this thread has finished with, for the next Sha256 to reuse: a context is a
+// heap object that OpenSSL sets up on every EVP_MD_CTX_new.
+struct SpareContexts {
+  std::vector<EVP_MD_CTX*> spare;
+  ~SpareContexts() {
+    for (EVP_MD_CTX* ctx : spare) EVP_MD_CTX_free(ctx);
+  }
+};
+thread_local SpareContexts t_contexts;
+
+}  // namespace
+
 struct Sha256::State {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  ~State() { EVP_MD_CTX_free(ctx); }
+  EVP_MD_CTX* ctx;
+  State() {
+    if (t_contexts.spare.empty()) {
+      ctx = EVP_MD_CTX_new();
+    } else {
+      ctx = t_contexts.spare.back();
+      t_contexts.spare.pop_back();
+    }
+    EVL_ASSERT(ctx != nullptr);
+  }
+  ~State() {
+    constexpr size_t kMaxSpare = 8;
+    if (t_contexts.spare.size() < kMaxSpare) {
+      t_contexts.spare.push_back(ctx);
+    } else {
+      EVP_MD_CTX_free(ctx);
+    }
+  }
 };
 
 Sha256::Sha256() : state_(std::make_unique<State>()) {
-  EVL_ASSERT(state_->ctx != nullptr);
-  EVL_ASSERT(EVP_DigestInit_ex(state_->ctx, EVP_sha256(), nullptr) == 1);
+  EVL_ASSERT(EVP_DigestInit_ex2(state_->ctx, sha256_md(), nullptr) == 1);
 }
 Sha256::~Sha256() = default;
 
