@@ -63,7 +63,7 @@ struct CheckedChunk {
   // reused from chunk to chunk instead of an allocation per entry.
   Bytes arena;
   std::vector<size_t> ends;
-  std::vector<Result<CheckedEntry>> entries;  // stateless checks, and the id record's check
+  std::vector<Result<CheckedEntry>> entries;  // the stateless checks
   std::vector<std::string> subjects;
   std::vector<Hash> leaves;
   Status status;  // a read failure

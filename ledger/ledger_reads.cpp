@@ -229,6 +229,7 @@ Status LedgerImpl::read_state(
     const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
     lmdb::TxnKeyValueStore state(txn, state_, false);
+    state.release_pages_with([this] { release_map_locked(); });  // readers may scan it all
     auto size = log_size(txn);
     if (!size) return size.error();
     return fn(state, *size);

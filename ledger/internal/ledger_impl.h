@@ -132,6 +132,8 @@ class LedgerImpl final : public Ledger {
   EntryScanner scanner(lmdb::Txn& txn) const;
   // The number of entries a transaction sees (the cursor is closed before it returns).
   Result<uint64_t> log_size(const lmdb::Txn& txn) const;
+  // Deletes every record of `dbi` in `txn` (the caller holds resize_mu_); an LMDB code.
+  int empty_db(lmdb::Txn& txn, MDB_dbi dbi);
   // Finds LMDB's map in this process (after opening, and after the map moves).
   void locate_map();
   // release_mapped_pages() for a caller that holds resize_mu_.

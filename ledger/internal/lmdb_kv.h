@@ -2,6 +2,8 @@
 // Views passed to visitors are valid only during the call (LMDB's rule).
 #pragma once
 
+#include <functional>
+
 #include "ledger/append_hook.h"
 #include "ledger/internal/lmdb.h"
 
@@ -12,6 +14,11 @@ class TxnKeyValueStore final : public KeyValueStore {
   // `writable` false makes put/erase fail with kUsage (a read snapshot).
   TxnKeyValueStore(Txn& txn, MDB_dbi dbi, bool writable)
       : txn_(txn), dbi_(dbi), writable_(writable) {}
+
+  // Calls `release` (which drops LMDB's mapped pages) after every kReleaseEvery records read
+  // or written: a rebuild writes and then digests the whole state, and every page LMDB reads
+  // on the way stays mapped, with the 15 the kernel maps around it, until something drops it.
+  void release_pages_with(std::function<void()> release) { release_ = std::move(release); }
 
   Result<std::optional<std::string>> get(std::string_view key) const override {
     auto v = txn_.get(dbi_, as_bytes(key));
@@ -29,6 +36,7 @@ class TxnKeyValueStore final : public KeyValueStore {
     }
     int rc = txn_.put(dbi_, as_bytes(key), as_bytes(value), 0);
     if (rc == MDB_MAP_FULL) last_map_full_ = true;
+    touched();
     return rc == 0 ? Status::ok() : error(rc, "cannot store projection state");
   }
 
@@ -49,6 +57,7 @@ class TxnKeyValueStore final : public KeyValueStore {
       std::string_view key = as_chars(view(k));
       if (key.substr(0, prefix.size()) != prefix) return Status::ok();
       if (!visit(key, as_chars(view(v)))) return Status::ok();
+      touched();
     }
     return rc == MDB_NOTFOUND ? Status::ok() : error(rc, "cannot scan projection state");
   }
@@ -57,10 +66,17 @@ class TxnKeyValueStore final : public KeyValueStore {
   bool map_full() const { return last_map_full_; }
 
  private:
+  static constexpr uint64_t kReleaseEvery = 4096;
+  void touched() const {
+    if (release_ && ++touched_ % kReleaseEvery == 0) release_();
+  }
+
   Txn& txn_;
   MDB_dbi dbi_;
   bool writable_;
   bool last_map_full_ = false;
+  std::function<void()> release_;
+  mutable uint64_t touched_ = 0;
 };
 
 }  // namespace evl::lmdb
