@@ -128,14 +128,20 @@ Bytes canonical_bytes(Reader reader) {
 
 // ---- decoding --------------------------------------------------------------------------
 
-// LMDB hands out 2-byte aligned values and Cap'n Proto reads whole words: copy first.
+// Cap'n Proto reads whole words, and LMDB hands out 2-byte aligned values: those are copied
+// first. Word-aligned bytes (a heap buffer, a body inside a decoded entry) are read in place.
 struct AlignedMessage {
   kj::Array<capnp::word> words;
   kj::ArrayPtr<const capnp::word> segments[1];
 
-  explicit AlignedMessage(ByteView bytes)
-      : words(kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word))) {
-    std::memcpy(words.begin(), bytes.data(), words.size() * sizeof(capnp::word));
+  explicit AlignedMessage(ByteView bytes) {
+    const size_t count = bytes.size() / sizeof(capnp::word);
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(capnp::word) == 0) {
+      segments[0] = kj::arrayPtr(reinterpret_cast<const capnp::word*>(bytes.data()), count);
+      return;
+    }
+    words = kj::heapArray<capnp::word>(count);
+    std::memcpy(words.begin(), bytes.data(), count * sizeof(capnp::word));
     segments[0] = words.asPtr();
   }
 };

@@ -59,10 +59,11 @@ class CompactRange {
 
 struct CheckedChunk {
   uint64_t from = 0;
-  // The chunk's entries, back to back (entry i is arena[ends[i-1], ends[i])): one buffer
-  // reused from chunk to chunk instead of an allocation per entry.
+  // The chunk's entries, each at an 8-byte aligned offset of one buffer reused from chunk to
+  // chunk (entry i is arena[begins[i], ends[i])): no allocation per entry, and Cap'n Proto
+  // reads them in place.
   Bytes arena;
-  std::vector<size_t> ends;
+  std::vector<size_t> begins, ends;
   std::vector<Result<CheckedEntry>> entries;  // the stateless checks
   std::vector<std::string> subjects;
   std::vector<Hash> leaves;
@@ -70,8 +71,7 @@ struct CheckedChunk {
 
   size_t size() const { return ends.size(); }
   ByteView entry(size_t i) const {
-    size_t begin = i == 0 ? 0 : ends[i - 1];
-    return ByteView(arena).subspan(begin, ends[i] - begin);
+    return ByteView(arena).subspan(begins[i], ends[i] - begins[i]);
   }
 };
 
@@ -303,8 +303,11 @@ Status Auditor::read_saved_checkpoint() {
 void Auditor::read_chunk(uint64_t from, uint64_t to, CheckedChunk& chunk) {
   chunk.from = from;
   chunk.arena.clear();
+  chunk.begins.clear();
   chunk.ends.clear();
   chunk.status = source_.scan_entries(from, to, [&](uint64_t, ByteView bytes) {
+    chunk.arena.resize((chunk.arena.size() + 7) / 8 * 8);
+    chunk.begins.push_back(chunk.arena.size());
     chunk.arena.insert(chunk.arena.end(), bytes.begin(), bytes.end());
     chunk.ends.push_back(chunk.arena.size());
     return Status::ok();
