@@ -119,9 +119,7 @@ struct PayloadEncoder {
   }
 };
 
-template <typename Reader>
-Bytes canonical_bytes(Reader reader) {
-  kj::Array<capnp::word> words = capnp::canonicalize(reader);
+Bytes to_bytes(const kj::Array<capnp::word>& words) {
   auto bytes = words.asBytes();
   return Bytes(bytes.begin(), bytes.end());
 }
@@ -343,9 +341,10 @@ Status check_message_shape(ByteView bytes, const char* what) {
 }
 
 template <typename T>
-Status equals_canonical(ByteView bytes, const T& value, Bytes (*encode)(const T&),
-                        const char* what) {
-  Bytes again = encode(value);
+Status equals_canonical(ByteView bytes, const T& value,
+                        kj::Array<capnp::word> (*encode)(const T&), const char* what) {
+  kj::Array<capnp::word> words = encode(value);
+  auto again = words.asBytes();
   if (again.size() != bytes.size() || !std::equal(again.begin(), again.end(), bytes.begin())) {
     return rejected(std::string(what) +
                     " is not in canonical form (single segment, no segment table, no unknown "
@@ -514,17 +513,19 @@ size_t payload_text_bytes(const EventBody& body) {
 
 }  // namespace
 
-Bytes encode_body(const EventBody& body) {
+namespace {
+
+kj::Array<capnp::word> canonical_body_words(const EventBody& body) {
   capnp::MallocMessageBuilder message(first_segment_words(payload_text_bytes(body) + 256));
   auto b = message.initRoot<s::EventBody>();
   b.setSchemaVersion(body.schema_version);
   b.setAuthor(kj_bytes(body.author));
   b.setClaimedTimeMs(body.claimed_time_ms);
   std::visit(PayloadEncoder{b}, body.payload);
-  return canonical_bytes(b.asReader());
+  return capnp::canonicalize(b.asReader());
 }
 
-Bytes encode_entry(const SignedEvent& entry) {
+kj::Array<capnp::word> canonical_entry_words(const SignedEvent& entry) {
   capnp::MallocMessageBuilder message(
       first_segment_words(entry.body.size() + entry.signatures.size() * 112));
   auto b = message.initRoot<s::SignedEvent>();
@@ -536,8 +537,14 @@ Bytes encode_entry(const SignedEvent& entry) {
       list[i].setSignature(kj_bytes(entry.signatures[i].signature));
     }
   }
-  return canonical_bytes(b.asReader());
+  return capnp::canonicalize(b.asReader());
 }
+
+}  // namespace
+
+Bytes encode_body(const EventBody& body) { return to_bytes(canonical_body_words(body)); }
+
+Bytes encode_entry(const SignedEvent& entry) { return to_bytes(canonical_entry_words(entry)); }
 
 Status check_body_fields(const EventBody& body) {
   if (body.schema_version != kSchemaVersion) {
@@ -567,7 +574,7 @@ Result<EventBody> decode_body(ByteView bytes) {
     return rejected(std::string("event body is not a valid Cap'n Proto message: ") +
                     e.getDescription().cStr());
   }
-  EVL_RETURN_IF_ERROR(equals_canonical(bytes, body, &encode_body, "event body"));
+  EVL_RETURN_IF_ERROR(equals_canonical(bytes, body, &canonical_body_words, "event body"));
   EVL_RETURN_IF_ERROR(check_body_fields(body));
   return body;
 }
@@ -600,7 +607,7 @@ Result<SignedEvent> decode_entry(ByteView bytes) {
     return rejected(std::string("entry is not a valid Cap'n Proto message: ") +
                     e.getDescription().cStr());
   }
-  EVL_RETURN_IF_ERROR(equals_canonical(bytes, entry, &encode_entry, "entry envelope"));
+  EVL_RETURN_IF_ERROR(equals_canonical(bytes, entry, &canonical_entry_words, "entry envelope"));
   if (entry.body.empty()) return rejected("entry has no body");
   if (entry.signatures.empty()) return rejected("entry has no signature; at least one is needed");
   return entry;
