@@ -1,18 +1,11 @@
 #include "events/sha256.h"
 
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 
 #include <cstring>
 #include <vector>
 
 namespace evl {
-
-Digest sha256(ByteView data) {
-  Digest out;
-  SHA256(data.data(), data.size(), out.data());
-  return out;
-}
 
 namespace {
 
@@ -61,6 +54,10 @@ Sha256::Sha256() : state_(std::make_unique<State>()) {
   EVL_ASSERT(EVP_DigestInit_ex2(state_->ctx, sha256_md(), nullptr) == 1);
 }
 Sha256::~Sha256() = default;
+
+// Through Sha256, not OpenSSL's one-shot SHA256(): that one looks the implementation up under a
+// lock on every call.
+Digest sha256(ByteView data) { return Sha256().update(data).finish(); }
 
 Sha256& Sha256::update(ByteView data) {
   EVL_ASSERT(EVP_DigestUpdate(state_->ctx, data.data(), data.size()) == 1);
