@@ -29,45 +29,39 @@ thread_local SpareContexts t_contexts;
 
 }  // namespace
 
-struct Sha256::State {
-  EVP_MD_CTX* ctx;
-  State() {
-    if (t_contexts.spare.empty()) {
-      ctx = EVP_MD_CTX_new();
-    } else {
-      ctx = t_contexts.spare.back();
-      t_contexts.spare.pop_back();
-    }
-    EVL_ASSERT(ctx != nullptr);
+Sha256::Sha256() {
+  if (t_contexts.spare.empty()) {
+    ctx_ = EVP_MD_CTX_new();
+  } else {
+    ctx_ = t_contexts.spare.back();
+    t_contexts.spare.pop_back();
   }
-  ~State() {
-    constexpr size_t kMaxSpare = 8;
-    if (t_contexts.spare.size() < kMaxSpare) {
-      t_contexts.spare.push_back(ctx);
-    } else {
-      EVP_MD_CTX_free(ctx);
-    }
-  }
-};
-
-Sha256::Sha256() : state_(std::make_unique<State>()) {
-  EVL_ASSERT(EVP_DigestInit_ex2(state_->ctx, sha256_md(), nullptr) == 1);
+  EVL_ASSERT(ctx_ != nullptr);
+  EVL_ASSERT(EVP_DigestInit_ex2(ctx_, sha256_md(), nullptr) == 1);
 }
-Sha256::~Sha256() = default;
+
+Sha256::~Sha256() {
+  constexpr size_t kMaxSpare = 8;
+  if (t_contexts.spare.size() < kMaxSpare) {
+    t_contexts.spare.push_back(ctx_);
+  } else {
+    EVP_MD_CTX_free(ctx_);
+  }
+}
 
 // Through Sha256, not OpenSSL's one-shot SHA256(): that one looks the implementation up under a
 // lock on every call.
 Digest sha256(ByteView data) { return Sha256().update(data).finish(); }
 
 Sha256& Sha256::update(ByteView data) {
-  EVL_ASSERT(EVP_DigestUpdate(state_->ctx, data.data(), data.size()) == 1);
+  EVL_ASSERT(EVP_DigestUpdate(ctx_, data.data(), data.size()) == 1);
   return *this;
 }
 
 Digest Sha256::finish() {
   Digest out;
   unsigned int len = 0;
-  EVL_ASSERT(EVP_DigestFinal_ex(state_->ctx, out.data(), &len) == 1 && len == out.size());
+  EVL_ASSERT(EVP_DigestFinal_ex(ctx_, out.data(), &len) == 1 && len == out.size());
   return out;
 }
 

@@ -11,6 +11,8 @@
 
 #include "events/bytes.h"
 
+struct evp_md_ctx_st;  // EVP_MD_CTX, <openssl/evp.h>
+
 namespace evl {
 
 using Digest = std::array<uint8_t, 32>;
@@ -30,8 +32,7 @@ class Sha256 {
   Digest finish();
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  evp_md_ctx_st* ctx_;  // OpenSSL's EVP_MD_CTX, reused from this thread's spare contexts
 };
 
 // "sha256:<64 lowercase hex>", the text form of event ids and manifest digests.
