@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "events/internal/json_number.h"
+#include "events/utf8.h"
 
 namespace evl {
 namespace {
@@ -206,9 +207,6 @@ constexpr const char* kCanonicalizeFix =
 constexpr size_t kInlineDepth = 64;
 
 bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_json_noncharacter(uint32_t cp) {
-  return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
-}
 
 // The text of jcs_number(value) written to buf (at least 64 bytes); returns its length. Mirrors
 // append_number without a std::string.
@@ -582,34 +580,18 @@ bool CanonicalChecker::scan_escape() {
 // One multi-byte UTF-8 sequence at p_, validated as parse_json does (Unicode Table 3-7, no
 // noncharacters).
 bool CanonicalChecker::scan_utf8() {
-  const unsigned char* s = reinterpret_cast<const unsigned char*>(p_);
-  size_t avail = static_cast<size_t>(end_ - p_);
-  unsigned char lead = s[0];
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    len = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    len = 3;
-    if (lead == 0xE0) lo = 0xA0;
-    if (lead == 0xED) hi = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    len = 4;
-    if (lead == 0xF0) lo = 0x90;
-    if (lead == 0xF4) hi = 0x8F;
-  }
-  bool ok = len != 0 && avail >= len && s[1] >= lo && s[1] <= hi;
-  for (size_t i = 2; ok && i < len; ++i) ok = s[i] >= 0x80 && s[i] <= 0xBF;
-  if (!ok) {
+  auto sequence = decode_utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
+                                       static_cast<size_t>(end_ - p_));
+  if (!sequence) {
     char buf[80];
     std::snprintf(buf, sizeof buf, "invalid UTF-8 (byte 0x%02X starts no valid sequence here)",
-                  lead);
+                  static_cast<unsigned char>(*p_));
     return fail(p_, buf, "RFC 8259 §8.1 and I-JSON: text must be UTF-8",
                 "re-encode the document as UTF-8");
   }
-  uint32_t cp = len == 2 ? (lead & 0x1Fu) : len == 3 ? (lead & 0x0Fu) : (lead & 0x07u);
-  for (size_t i = 1; i < len; ++i) cp = (cp << 6) | (s[i] & 0x3Fu);
-  if (is_json_noncharacter(cp)) {
+  const size_t len = sequence->length;
+  const uint32_t cp = sequence->code_point;
+  if (is_unicode_noncharacter(cp)) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "Unicode noncharacter U+%04X", static_cast<unsigned>(cp));
     return fail(p_, buf, "I-JSON, RFC 7493 §2.1 forbids noncharacters", "remove it");

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "events/internal/json_number.h"
+#include "events/utf8.h"
 
 namespace evl {
 
@@ -58,10 +59,6 @@ constexpr std::array<bool, 256> make_plain_table() {
 constexpr std::array<bool, 256> kPlain = make_plain_table();
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_noncharacter(uint32_t cp) {
-  return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
-}
-
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
@@ -428,7 +425,7 @@ bool Parser::parse_unicode_escape(const char* at, std::string& out) {
     p_ += 6;
     cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
   }
-  if (is_noncharacter(cp)) {
+  if (is_unicode_noncharacter(cp)) {
     return fail(at, "escaped Unicode noncharacter U+" + hex4(cp),
                 "I-JSON, RFC 7493 §2.1 forbids noncharacters", "remove it");
   }
@@ -439,31 +436,16 @@ bool Parser::parse_unicode_escape(const char* at, std::string& out) {
 // Validates one multi-byte UTF-8 sequence at p_ (Unicode Table 3-7: no overlong forms, no
 // surrogates, nothing above U+10FFFF) and appends it.
 bool Parser::parse_utf8(std::string& out) {
-  const unsigned char* s = reinterpret_cast<const unsigned char*>(p_);
-  size_t avail = static_cast<size_t>(end_ - p_);
-  unsigned char lead = s[0];
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the range allowed for the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    len = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    len = 3;
-    if (lead == 0xE0) lo = 0xA0;
-    if (lead == 0xED) hi = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    len = 4;
-    if (lead == 0xF0) lo = 0x90;
-    if (lead == 0xF4) hi = 0x8F;
-  }
-  bool ok = len != 0 && avail >= len && s[1] >= lo && s[1] <= hi;
-  for (size_t i = 2; ok && i < len; ++i) ok = s[i] >= 0x80 && s[i] <= 0xBF;
-  if (!ok) {
-    return fail(p_, "invalid UTF-8 (" + describe_byte(lead) + " starts no valid sequence here)",
+  auto sequence = decode_utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
+                                       static_cast<size_t>(end_ - p_));
+  if (!sequence) {
+    return fail(p_, "invalid UTF-8 (" + describe_byte(static_cast<unsigned char>(*p_)) +
+                    " starts no valid sequence here)",
                 "RFC 8259 §8.1 and I-JSON: text must be UTF-8", "re-encode the document as UTF-8");
   }
-  uint32_t cp = len == 2 ? (lead & 0x1Fu) : len == 3 ? (lead & 0x0Fu) : (lead & 0x07u);
-  for (size_t i = 1; i < len; ++i) cp = (cp << 6) | (s[i] & 0x3Fu);
-  if (is_noncharacter(cp)) {
+  const size_t len = sequence->length;
+  const uint32_t cp = sequence->code_point;
+  if (is_unicode_noncharacter(cp)) {
     return fail(p_, "Unicode noncharacter U+" + hex4(cp),
                 "I-JSON, RFC 7493 §2.1 forbids noncharacters", "remove it");
   }

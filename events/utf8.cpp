@@ -23,32 +23,35 @@ bool is_valid_utf8(std::string_view text) {
       ++p;
       continue;
     }
-    size_t n;
-    uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-      n = 1;
-      cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2;
-      cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (static_cast<size_t>(end - p) <= n) return false;
-    for (size_t i = 1; i <= n; ++i) {
-      if ((p[i] & 0xc0) != 0x80) return false;
-      cp = cp << 6 | (p[i] & 0x3f);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff)) {
-      return false;
-    }
-    p += n + 1;
+    auto sequence = decode_utf8_sequence(p, static_cast<size_t>(end - p));
+    if (!sequence) return false;
+    p += sequence->length;
   }
   return true;
+}
+
+std::optional<Utf8Sequence> decode_utf8_sequence(const unsigned char* s, size_t avail) {
+  const unsigned char lead = s[0];
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range allowed for the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    len = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    len = 3;
+    if (lead == 0xE0) lo = 0xA0;  // no overlong 3-byte forms
+    if (lead == 0xED) hi = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    len = 4;
+    if (lead == 0xF0) lo = 0x90;  // no overlong 4-byte forms
+    if (lead == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  }
+  if (len == 0 || avail < len || s[1] < lo || s[1] > hi) return std::nullopt;
+  for (size_t i = 2; i < len; ++i) {
+    if (s[i] < 0x80 || s[i] > 0xBF) return std::nullopt;
+  }
+  uint32_t cp = len == 2 ? (lead & 0x1Fu) : len == 3 ? (lead & 0x0Fu) : (lead & 0x07u);
+  for (size_t i = 1; i < len; ++i) cp = (cp << 6) | (s[i] & 0x3Fu);
+  return Utf8Sequence{len, cp};
 }
 
 namespace {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace evl {
@@ -15,5 +17,21 @@ bool has_unicode_space(std::string_view text);
 
 // The number of code points in valid UTF-8 text.
 size_t utf8_length(std::string_view text);
+
+// One multi-byte sequence: its length in bytes and the code point it encodes.
+struct Utf8Sequence {
+  size_t length;
+  uint32_t code_point;
+};
+// Decodes the multi-byte sequence whose lead byte (0x80 or above) is s[0], with `avail` bytes
+// available; nullopt when it is not valid UTF-8 (Unicode Table 3-7: no overlong forms, no
+// surrogates, nothing above U+10FFFF, no truncated sequence).
+std::optional<Utf8Sequence> decode_utf8_sequence(const unsigned char* s, size_t avail);
+
+// Whether `cp` is a Unicode noncharacter (U+FDD0..U+FDEF, or U+xFFFE/U+xFFFF in any plane),
+// which I-JSON (RFC 7493 §2.1) forbids.
+inline bool is_unicode_noncharacter(uint32_t cp) {
+  return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
 
 }  // namespace evl
