@@ -104,6 +104,13 @@ Result<uint64_t> Args::get_u64(const std::string& name, uint64_t fallback) const
   return *n;
 }
 
+Result<std::optional<uint64_t>> Args::get_optional_u64(const std::string& name) const {
+  if (!has(name)) return std::optional<uint64_t>();
+  auto n = get_u64(name, 0);
+  if (!n) return n.error();
+  return std::optional<uint64_t>(*n);
+}
+
 int run_command(const std::vector<std::string>& argv, const std::vector<OptionSpec>& specs,
                 const char* usage, CommandFn fn) {
   auto args = Args::parse(argv, specs);

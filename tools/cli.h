@@ -47,6 +47,8 @@ class Args {
   Result<std::string> require(const std::string& name) const;
   // An unsigned decimal option, or `fallback` when absent.
   Result<uint64_t> get_u64(const std::string& name, uint64_t fallback) const;
+  // An unsigned decimal option, or nullopt when absent.
+  Result<std::optional<uint64_t>> get_optional_u64(const std::string& name) const;
 
  private:
   bool help_ = false;

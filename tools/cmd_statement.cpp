@@ -26,12 +26,9 @@ constexpr const char* kStatementUsage =
 
 int run_statement(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("statement takes no arguments"));
-  std::optional<uint64_t> size;
-  if (args.has("size")) {
-    auto n = args.get_u64("size", 0);
-    if (!n) return fail(n.error());
-    size = *n;
-  }
+  auto given = args.get_optional_u64("size");
+  if (!given) return fail(given.error());
+  std::optional<uint64_t> size = *given;
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
   const bool newest = !size;
