@@ -13,6 +13,7 @@
 #include "keys/signer.h"
 #include "ledger/audit.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ledger_support.h"
 #include "tests/support/test_support.h"
 
 namespace evl {
@@ -21,25 +22,14 @@ namespace {
 using test::Cast;
 using test::TempDir;
 
+using test::open_read_only;
+
 std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool create = true,
                                     uint64_t map_size = 64ull << 30) {
   OpenOptions options;
-  options.dir = dir.str();
   options.create = create;
   options.map_size = map_size;
-  options.log_key = test::test_log_key();
-  auto ledger = Ledger::open(options);
-  if (!ledger) FAIL("open failed: " << ledger.error().message());
-  return std::move(ledger.value());
-}
-
-std::unique_ptr<Ledger> open_read_only(const TempDir& dir) {
-  OpenOptions options;
-  options.dir = dir.str();
-  options.read_only = true;
-  auto ledger = Ledger::open(options);
-  if (!ledger) FAIL("open failed: " << ledger.error().message());
-  return std::move(ledger.value());
+  return test::open_test_ledger(dir, options);
 }
 
 std::vector<AppendOutcome> append(Ledger& ledger, std::vector<Bytes> entries) {

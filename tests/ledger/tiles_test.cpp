@@ -19,6 +19,7 @@
 #include "ledger/http_fetch.h"
 #include "ledger/tile_path.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ledger_support.h"
 #include "tests/support/test_support.h"
 
 namespace evl {
@@ -30,12 +31,8 @@ using test::TempDir;
 
 std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool create = true) {
   OpenOptions options;
-  options.dir = dir.str();
   options.create = create;
-  options.log_key = test::test_log_key();
-  auto ledger = Ledger::open(options);
-  if (!ledger) FAIL("open failed: " << ledger.error().message());
-  return std::move(ledger.value());
+  return test::open_test_ledger(dir, options);
 }
 
 // Appends observations numbered [from, to) in one commit (one checkpoint).

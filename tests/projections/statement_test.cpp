@@ -12,6 +12,7 @@
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ledger_support.h"
 #include "tests/support/test_support.h"
 #include "tools/commands.h"
 
@@ -21,26 +22,15 @@ namespace {
 using test::Cast;
 using test::TempDir;
 
+using test::open_read_only;
+
 std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool with_projections = true,
                                     uint64_t map_size = 64ull << 30) {
   OpenOptions options;
-  options.dir = dir.str();
   options.create = true;
   options.map_size = map_size;
-  options.log_key = test::test_log_key();
   if (with_projections) options.hook = make_projection_hook();
-  auto ledger = Ledger::open(options);
-  if (!ledger) FAIL("open failed: " << ledger.error().message());
-  return std::move(ledger.value());
-}
-
-std::unique_ptr<Ledger> open_read_only(const TempDir& dir) {
-  OpenOptions options;
-  options.dir = dir.str();
-  options.read_only = true;
-  auto ledger = Ledger::open(options);
-  if (!ledger) FAIL("open failed: " << ledger.error().message());
-  return std::move(ledger.value());
+  return test::open_test_ledger(dir, options);
 }
 
 void append_all(Ledger& ledger, std::vector<Bytes> batch) {
