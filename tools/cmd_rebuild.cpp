@@ -6,6 +6,7 @@
 #include "projections/digest.h"
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
+#include "projections/statement_audit.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 
@@ -111,110 +112,15 @@ int rebuild(const Args& args) {
   return kExitOk;
 }
 
-struct CheckReport {
-  Status status;
-  uint64_t entries = 0;
-  std::vector<std::pair<uint64_t, ProjectionStatement>> statements;
-  uint64_t checkpoints = 0;
-  std::vector<uint64_t> unstated;       // checkpoint sizes without a statement
-  std::string stored_state = "unchecked";  // the stored projections against the newest statement
-  std::optional<uint64_t> failed_size;
-  std::optional<Digest> expected, found;
-};
-
-// Fills `report` with the statements, each opened with `key`; the first that does not verify
-// or does not fit the log fails.
-Status collect_statements(const Ledger& ledger, const VerifierKey& key, CheckReport& report) {
-  EVL_RETURN_IF_ERROR(ledger.scan_statements([&](uint64_t size, std::string_view note) -> Status {
-    report.failed_size = size;
-    auto statement = open_projection_statement(note, key);
-    if (!statement) {
-      return rejected("the statement stored for size " + std::to_string(size) +
-                      " does not verify: " + statement.error().message());
-    }
-    if (statement->size != size) {
-      return rejected("the statement stored for size " + std::to_string(size) + " states size " +
-                      std::to_string(statement->size));
-    }
-    if (size > report.entries) {
-      return rejected("the statement for size " + std::to_string(size) + " is beyond the log's " +
-                      std::to_string(report.entries) + " entries");
-    }
-    report.statements.emplace_back(size, std::move(*statement));
-    report.failed_size.reset();
-    return Status::ok();
-  }));
-  size_t next = 0;
-  return ledger.scan_checkpoints([&](uint64_t size, std::string_view) -> Status {
-    ++report.checkpoints;
-    while (next < report.statements.size() && report.statements[next].first < size) ++next;
-    if (next == report.statements.size() || report.statements[next].first != size) {
-      report.unstated.push_back(size);
-    }
-    return Status::ok();
-  });
-}
-
-Status check(const Ledger& ledger, const VerifierKey& key, CheckReport& report) {
-  report.entries = ledger.size();
-  EVL_RETURN_IF_ERROR(collect_statements(ledger, key, report));
-  if (report.statements.empty()) {
-    return not_found("ledger " + ledger.dir() + " has no projection statement to check (it was "
-                     "written before statements existed, or without projections); any append "
-                     "or 'evledger rebuild' signs one for the newest checkpoint");
-  }
-  std::vector<uint64_t> sizes;
-  for (const auto& [size, statement] : report.statements) sizes.push_back(size);
-  Progress progress("check", report.entries);
-  size_t at = 0;
-  EVL_RETURN_IF_ERROR(fold_projection_digests(
-      ledger, sizes, [&](uint64_t size, const Digest& digest) -> Status {
-        progress.update(size);
-        const ProjectionStatement& statement = report.statements[at++].second;
-        if (digest == statement.digest) return Status::ok();
-        report.failed_size = size;
-        report.expected = digest;
-        report.found = statement.digest;
-        return rejected("the statement signed at size " + std::to_string(size) + " says digest " +
-                        base64_encode(statement.digest) + ", but folding the log's first " +
-                        std::to_string(size) + " entries gives " + base64_encode(digest));
-      }));
-  // The projections the ledger serves must be those the newest statement describes.
-  const auto& [newest, statement] = report.statements.back();
-  return ledger.read_state([&](const KeyValueStore& state, uint64_t) -> Status {
-    auto applied = projected_size(state);
-    if (!applied) return applied.error();
-    if (*applied != newest) {
-      report.stored_state = "not compared: they cover " + std::to_string(*applied) +
-                            " entries, the newest statement " + std::to_string(newest);
-      return Status::ok();
-    }
-    const uint64_t size = newest;
-    auto digest = projection_digest(state);
-    if (!digest) return digest.error();
-    if (*digest == statement.digest) {
-      report.stored_state = "match";
-      return Status::ok();
-    }
-    report.stored_state = "DIFFERENT";
-    report.failed_size = size;
-    report.expected = statement.digest;
-    report.found = *digest;
-    return rejected("the stored projections of " + std::to_string(size) + " entries have digest " +
-                    base64_encode(*digest) + ", but the statement signed at that size (which a "
-                    "fresh fold of the log confirms) says " + base64_encode(statement.digest) +
-                    ": they were changed outside evledger; 'evledger rebuild' refolds them");
-  });
-}
-
 int check_command(const Args& args) {
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
   auto key = args.has("vkey") ? load_verifier_key(*args.get("vkey")) : (*ledger)->log_verifier();
   if (!key) return fail(key.error().with_context(args.has("vkey") ? "--vkey" : "the log key"));
-  CheckReport report;
+  Progress progress("check", (*ledger)->size());
   int64_t start = now_ms();
-  report.status = check(**ledger, *key, report);
+  StatementAudit report = audit_projection_statements(
+      **ledger, *key, [&](uint64_t folded) { progress.update(folded); });
   double seconds = (now_ms() - start) / 1000.0;
   if (args.has("json")) {
     auto digest = [](const std::optional<Digest>& d) {
