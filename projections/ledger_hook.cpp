@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <functional>
-#include <future>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <variant>
 #include <vector>
 
+#include "ledger/thread_pool.h"
 #include "projections/digest.h"
 #include "projections/digested_store.h"
+#include "projections/internal/prepared.h"
 #include "projections/projector.h"
 #include "projections/query.h"
 
@@ -23,11 +28,13 @@ bool is_compromise(const EventBody& body) {
 }
 
 ProjectedEvent projected(uint64_t index, const Digest& id, const EventBody& body,
-                         const KeyPolicy& author_keys, const KeyPolicy& void_keys) {
+                         const KeyPolicy& author_keys, const KeyPolicy& void_keys,
+                         PreparedManifest* prepared = nullptr) {
   ProjectedEvent event;
   event.index = index;
   event.id = id;
   event.body = &body;
+  event.prepared = prepared;
   if (const KeyRecord* author = author_keys.find(body.author)) {
     event.author_name = author->name;
     event.author_roles = author->roles;
@@ -46,33 +53,53 @@ bool is_key_event(const EventBody& body) {
          std::holds_alternative<KeyRevoke>(body.payload);
 }
 
-using BodyVisitor = std::function<Status(uint64_t, const Digest&, const EventBody&)>;
+// `prepared` is the event's prepare_manifest() result (a manifest or observation event), or null.
+using BodyVisitor = std::function<Status(uint64_t, const Digest&, const EventBody&,
+                                         PreparedManifest* prepared)>;
 
 struct DecodedEntry {
   uint64_t index = 0;
   Digest id{};
   Result<EventBody> body;
+  std::unique_ptr<PreparedManifest> prepared;
 };
 
-// Decodes copies of consecutive entries from `first` on (pure functions: any thread).
-std::vector<DecodedEntry> decode_chunk(uint64_t first, const std::vector<Bytes>& entries) {
+// Consecutive entries copied out of the transaction into one buffer: entry i is
+// bytes[ends[i-1], ends[i]).
+struct EntryChunk {
+  uint64_t first = 0;
+  Bytes bytes;
+  std::vector<size_t> ends;
+};
+
+// Decodes a chunk and prepares its manifests (pure functions: any thread).
+std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
   std::vector<DecodedEntry> out;
-  out.reserve(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const uint64_t index = first + i;
-    auto entry = decode_entry(entries[i]);
+  out.reserve(chunk.ends.size());
+  size_t begin = 0;
+  for (size_t i = 0; i < chunk.ends.size(); ++i) {
+    const uint64_t index = chunk.first + i;
+    ByteView bytes(chunk.bytes.data() + begin, chunk.ends[i] - begin);
+    begin = chunk.ends[i];
+    auto entry = decode_entry(bytes);
     if (!entry) {
       out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
-                                        entry.error().message())});
+                                        entry.error().message()), nullptr});
       continue;
     }
     auto body = decode_body(entry->body);
     if (!body) {
       out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
-                                        body.error().message())});
+                                        body.error().message()), nullptr});
       continue;
     }
-    out.push_back({index, event_id(entry->body), std::move(body).value()});
+    std::unique_ptr<PreparedManifest> prepared;
+    if (const auto* m = std::get_if<ManifestEvent>(&body->payload)) {
+      prepared = std::make_unique<PreparedManifest>(prepare_manifest(m->manifest, false));
+    } else if (const auto* o = std::get_if<Observation>(&body->payload)) {
+      prepared = std::make_unique<PreparedManifest>(prepare_manifest(o->manifest, true));
+    }
+    out.push_back({index, event_id(entry->body), std::move(body).value(), std::move(prepared)});
   }
   return out;
 }
@@ -80,37 +107,115 @@ std::vector<DecodedEntry> decode_chunk(uint64_t first, const std::vector<Bytes>&
 Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
   for (DecodedEntry& e : chunk) {
     if (!e.body) return e.body.error();
-    EVL_RETURN_IF_ERROR(visit(e.index, e.id, *e.body));
+    EVL_RETURN_IF_ERROR(visit(e.index, e.id, *e.body, e.prepared.get()));
   }
   return Status::ok();
 }
 
-// Visits the decoded entries [0, size) of the log in order, with their event ids. Decoding
-// (the canonical-form checks and the id's hash) runs on a second thread, a chunk ahead of the
-// visits: the scan copies each chunk of entries out of the transaction, which only this
-// thread may read. Without a thread to spare (EAGAIN) a chunk decodes here, when it is due.
+// Runs one job at a time on a thread of its own, or inline when no thread can be started.
+class Worker {
+ public:
+  Worker() {
+    try {
+      thread_ = std::thread([this] { loop(); });
+    } catch (const std::system_error&) {  // EAGAIN: the jobs run inline
+    }
+  }
+  ~Worker() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Starts `job` once the previous one has finished.
+  void start(std::function<void()> job) {
+    wait();
+    if (!thread_.joinable()) return job();
+    {
+      std::lock_guard lock(mu_);
+      job_ = std::move(job);
+    }
+    wake_.notify_all();
+  }
+  // Returns when no job is running.
+  void wait() {
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return !job_; });
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || job_; });
+      if (!job_) return;
+      lock.unlock();
+      job_();
+      lock.lock();
+      job_ = nullptr;
+      done_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::function<void()> job_;  // set while a job runs
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// Visits the decoded entries [0, size) of the log in order, with their event ids and prepared
+// manifests. Decoding (the canonical-form checks, the id's hash, the manifests' parsing and
+// summaries) runs on a second thread, a chunk ahead of the visits: the scan copies each chunk
+// of entries out of the transaction, which only this thread may read. The entries a visit is
+// done with are freed on that thread too, where most of their memory was allocated (a free
+// into another thread's malloc arena takes its lock).
 Status scan_bodies(AppendContext& context, uint64_t size, const BodyVisitor& visit) {
   constexpr size_t kChunk = 512;
-  std::vector<Bytes> copies;
-  uint64_t first = 0;
-  std::future<std::vector<DecodedEntry>> decoding;
+  EntryChunk copies, decoding;  // filling, and being decoded (their buffers are reused)
+  // decoded: the job's result; visited: the chunk visited last; garbage: the job frees it.
+  std::vector<DecodedEntry> decoded, visited, garbage;
+  Worker worker;  // destroyed (joined) first
   auto hand_over = [&]() -> Status {
-    std::vector<DecodedEntry> ready;
-    if (decoding.valid()) ready = decoding.get();
-    if (!copies.empty()) {
-      decoding = std::async(std::launch::async | std::launch::deferred, decode_chunk, first,
-                             std::move(copies));
-      first += kChunk;
-      copies = {};
+    worker.wait();
+    std::vector<DecodedEntry> ready = std::move(decoded);
+    decoded.clear();
+    garbage = std::move(visited);
+    visited.clear();
+    if (!copies.ends.empty()) {
+      const uint64_t next_first = copies.first + copies.ends.size();
+      std::swap(copies, decoding);
+      copies.first = next_first;
+      copies.bytes.clear();
+      copies.ends.clear();
+      worker.start([&] {
+        garbage.clear();
+        decoded = decode_chunk(decoding);
+      });
+    } else {
+      worker.start([&] { garbage.clear(); });
     }
-    return visit_chunk(ready, visit);  // while the next chunk decodes
+    Status s = visit_chunk(ready, visit);  // while the next chunk decodes
+    visited = std::move(ready);
+    return s;
   };
   EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t, ByteView bytes) -> Status {
-    copies.emplace_back(bytes.begin(), bytes.end());
-    return copies.size() == kChunk ? hand_over() : Status::ok();
+    copies.bytes.insert(copies.bytes.end(), bytes.begin(), bytes.end());
+    copies.ends.push_back(copies.bytes.size());
+    return copies.ends.size() == kChunk ? hand_over() : Status::ok();
   }));
   EVL_RETURN_IF_ERROR(hand_over());
-  return hand_over();
+  EVL_RETURN_IF_ERROR(hand_over());
+  worker.wait();
+  garbage = std::move(visited);
+  worker.start([&] { garbage.clear(); });
+  worker.wait();
+  return Status::ok();
 }
 
 Status clear(KeyValueStore& store) {
@@ -203,9 +308,11 @@ class ProjectionHook final : public AppendHook {
     // finishes the key state, and a second pass folds again with the final key state's voids.
     KeyPolicy keys;
     bool voided = false;
-    auto batch = std::make_unique<ProjectionBatch>(context.store);
+    ThreadPool pool;  // serializes the run views of each flush on all cores
+    auto batch = std::make_unique<ProjectionBatch>(context.store, &pool);
     EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
-                                                       const EventBody& body) -> Status {
+                                                       const EventBody& body,
+                                                       PreparedManifest* prepared) -> Status {
       keys.apply(index, body);
       if (voided) return Status::ok();
       if (is_key_event(body) && keys.voids_anything()) {
@@ -213,18 +320,20 @@ class ProjectionHook final : public AppendHook {
         batch.reset();  // what it has not written yet is dropped
         return Status::ok();
       }
-      EVL_RETURN_IF_ERROR(batch->apply(projected(index, id, body, keys, keys)));
+      EVL_RETURN_IF_ERROR(batch->apply(projected(index, id, body, keys, keys, prepared)));
       return (index + 1) % batch_events_ == 0 ? batch->flush_and_forget() : Status::ok();
     }));
     if (!voided) return batch->flush();
     EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
     const KeyPolicy final_keys = std::move(keys);
     KeyPolicy running;
-    ProjectionBatch second(context.store);
+    ProjectionBatch second(context.store, &pool);
     EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
-                                                       const EventBody& body) -> Status {
+                                                       const EventBody& body,
+                                                       PreparedManifest* prepared) -> Status {
       running.apply(index, body);
-      EVL_RETURN_IF_ERROR(second.apply(projected(index, id, body, running, final_keys)));
+      EVL_RETURN_IF_ERROR(
+          second.apply(projected(index, id, body, running, final_keys, prepared)));
       return (index + 1) % batch_events_ == 0 ? second.flush_and_forget() : Status::ok();
     }));
     return second.flush();

@@ -7,70 +7,12 @@
 #include "events/kernelindex.h"
 #include "projections/evidence.h"
 #include "projections/internal/apply.h"
+#include "projections/internal/prepared.h"
 #include "projections/internal/registry.h"
 #include "projections/internal/store_keys.h"
 
 namespace evl {
 namespace {
-
-Json parse_metadata(const std::string& text) {
-  if (text.empty()) return Json();
-  auto parsed = parse_json(text);
-  return parsed && parsed->is_object() ? *parsed : Json();
-}
-
-void add_artifact(Json& artifacts, const Json& spec, std::string_view path, const char* kind) {
-  const Json* at = json_path(spec, path);
-  auto uri = at != nullptr ? json_string(*at, "uri") : std::nullopt;
-  if (!uri) return;
-  Json a = Json::object();
-  a.set("kind", kind);
-  a.set("uri", *uri);
-  a.set("digest", at->find("digest") != nullptr ? *at->find("digest") : Json());
-  a.set("raw", true);
-  artifacts.as_array().push_back(std::move(a));
-}
-
-Json run_artifacts(const Json& spec) {
-  Json artifacts = Json::array();
-  add_artifact(artifacts, spec, "evidence.logs", "logs");
-  add_artifact(artifacts, spec, "evidence.rawSamples", "rawSamples");
-  add_artifact(artifacts, spec, "timing.rawSamples", "timingRawSamples");
-  if (auto repository = json_string(spec, "evidence.harness.repository")) {
-    Json a = Json::object();
-    a.set("kind", "harness");
-    a.set("repository", *repository);
-    a.set("commit", json_string(spec, "evidence.harness.commit").value_or(""));
-    a.set("raw", false);
-    artifacts.as_array().push_back(std::move(a));
-  }
-  return artifacts;
-}
-
-// A view from the observed manifest alone.
-RunView new_run_view(const Digest& run, const Json& manifest, const Json& metadata) {
-  static const Json kEmpty = Json::object();
-  const Json* spec_member = manifest.find("spec");
-  const Json& spec = spec_member != nullptr && spec_member->is_object() ? *spec_member : kEmpty;
-  RunView v;
-  v.run = run;
-  v.name = json_string(metadata, "name").value_or("");
-  v.title = json_string(metadata, "title").value_or("");
-  v.benchmark = json_string(spec, "sourceNative.benchmark").value_or("");
-  v.source = json_string(spec, "sourceNative.source").value_or("");
-  v.external_id = json_string(spec, "sourceNative.externalId").value_or("");
-  v.status = json_string(spec, "status").value_or("");
-  v.observed_at = json_string(spec, "observedAt").value_or("");
-  v.protocol_digest = json_string(spec, "protocolDigest").value_or("");
-  v.environment_digest = json_string(spec, "environmentDigest").value_or("");
-  v.workload_digest = json_string(spec, "workloadDigest").value_or("");
-  v.implementation_digest = json_string(spec, "implementationDigest").value_or("");
-  v.primary = primary_measurement(spec);
-  v.source_native = source_native_metrics(spec);
-  if (const Json* c = spec.find("correctness")) v.correctness = *c;
-  v.artifacts = run_artifacts(spec);
-  return v;
-}
 
 // Takes the facts a view needs from a registered manifest, wherever the view references it.
 void resolve_into(RunView& view, const std::string& digest, const ManifestFacts& facts) {
@@ -126,8 +68,23 @@ Result<std::vector<Digest>> waiting_runs(FoldState& state, const Digest& manifes
   return runs;
 }
 
+// The event's prepared manifest: the one it came with, or `local` prepared now.
+PreparedManifest& prepared(ApplyContext& ctx, const ManifestText& text, bool observation,
+                           std::optional<PreparedManifest>& local) {
+  if (ctx.event.prepared != nullptr) return *ctx.event.prepared;
+  return local.emplace(prepare_manifest(text, observation));
+}
+
+// The registry's record of the prepared manifest (its summary moves into it).
+ManifestRecord take_record(ApplyContext& ctx, PreparedManifest& p) {
+  return ManifestRecord{p.digest, p.kind, ctx.event.index, ctx.event.id, std::move(p.summary),
+                        std::move(p.summary_text)};
+}
+
 Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
-  const Digest digest = sha256(as_bytes(event.manifest.canonical));
+  std::optional<PreparedManifest> local;
+  const Digest digest = ctx.event.prepared != nullptr ? ctx.event.prepared->digest
+                                                      : sha256(as_bytes(event.manifest.canonical));
   auto waiting = waiting_runs(ctx.state, digest);
   if (!waiting) return waiting.error();
   if (ctx.event.void_cause) {  // listed on the runs that wait for it, nothing else
@@ -144,17 +101,13 @@ Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
   auto registered = ctx.state.find_manifest(digest);
   if (!registered) return registered.error();
   if (*registered != nullptr) return Status::ok();  // first registration wins
-  auto manifest = parse_json(event.manifest.canonical);
-  if (!manifest || !manifest->is_object()) {
-    return record_skipped(ctx,
-                          "the manifest is not a JSON object: " +
-                              (manifest ? std::string("wrong type") : manifest.error().message()));
+  PreparedManifest& p = prepared(ctx, event.manifest, false, local);
+  if (!p.object) {
+    return record_skipped(ctx, "the manifest is not a JSON object: " +
+                                   (p.parsed ? std::string("wrong type") : p.parse_error));
   }
-  ManifestRecord record{
-      digest, json_string(*manifest, "kind").value_or(""), ctx.event.index, ctx.event.id,
-      manifest_summary(digest, *manifest, parse_metadata(event.manifest.metadata))};
-  const ManifestFacts facts = manifest_facts(record.summary);
-  ctx.state.put_manifest(std::move(record));
+  const ManifestFacts facts = p.facts;
+  ctx.state.put_manifest(take_record(ctx, p), facts);
   const std::string text = digest_text(digest);
   for (const Digest& run : *waiting) {
     auto view = ctx.state.find_run(run);
@@ -169,19 +122,22 @@ Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
 }
 
 // A void view becomes the view of an observation of the same manifest that stands.
-Status take_over(ApplyContext& ctx, RunView& view, const Json& manifest, const Json& metadata) {
+Status take_over(ApplyContext& ctx, RunView& view, PreparedManifest& p) {
   ViewBefore before = view_before(view);
   view.void_cause.reset();
   view.event = ctx.event.id;
   view.index = ctx.event.index;
   add_history(view, history_item(ctx.event));
-  ctx.state.put_manifest(ManifestRecord{view.run, "BenchmarkRun", ctx.event.index, ctx.event.id,
-                                       manifest_summary(view.run, manifest, metadata)});
+  const ManifestFacts facts = p.facts;
+  ctx.state.put_manifest(take_record(ctx, p), facts);
   return store_run_view(ctx, view, before);
 }
 
 Status apply_observation(ApplyContext& ctx, const Observation& observation) {
-  const Digest digest = sha256(as_bytes(observation.manifest.canonical));
+  std::optional<PreparedManifest> local;
+  const Digest digest = ctx.event.prepared != nullptr
+                            ? ctx.event.prepared->digest
+                            : sha256(as_bytes(observation.manifest.canonical));
   auto existing = ctx.state.find_run(digest);
   if (!existing) return existing.error();
   if (*existing != nullptr && (!(*existing)->void_cause || ctx.event.void_cause)) {
@@ -190,16 +146,14 @@ Status apply_observation(ApplyContext& ctx, const Observation& observation) {
   auto registered = ctx.state.find_manifest(digest);
   if (!registered) return registered.error();
   if (*registered != nullptr) return Status::ok();  // first registration wins
-  auto manifest = parse_json(observation.manifest.canonical);
-  if (!manifest || json_string(*manifest, "kind") != "BenchmarkRun") {
-    return record_skipped(ctx,
-                          "an observation carries a BenchmarkRun manifest; this one " +
-                              (manifest ? std::string("is not one") : manifest.error().message()));
+  PreparedManifest& p = prepared(ctx, observation.manifest, true, local);
+  if (!p.parsed || p.kind != "BenchmarkRun") {
+    return record_skipped(ctx, "an observation carries a BenchmarkRun manifest; this one " +
+                                   (p.parsed ? std::string("is not one") : p.parse_error));
   }
-  Json metadata = parse_metadata(observation.manifest.metadata);
-  if (*existing != nullptr) return take_over(ctx, **existing, *manifest, metadata);
+  if (*existing != nullptr) return take_over(ctx, **existing, p);
 
-  RunView& view = ctx.state.add_run(new_run_view(digest, *manifest, metadata));
+  RunView& view = ctx.state.add_run(std::move(*p.view));
   view.event = ctx.event.id;
   view.index = ctx.event.index;
   view.void_cause = ctx.event.void_cause;
@@ -207,8 +161,8 @@ Status apply_observation(ApplyContext& ctx, const Observation& observation) {
   EVL_RETURN_IF_ERROR(resolve_references(ctx.state, view));
   EVL_RETURN_IF_ERROR(replay_orphans(ctx, view));
   if (!view.void_cause) {
-    ctx.state.put_manifest(ManifestRecord{digest, "BenchmarkRun", ctx.event.index, ctx.event.id,
-                                          manifest_summary(digest, *manifest, metadata)});
+    const ManifestFacts facts = p.facts;
+    ctx.state.put_manifest(take_record(ctx, p), facts);
   }
   if (!view.benchmark.empty()) ctx.state.put(store_keys::benchmark(view.benchmark, digest), "");
   return store_run_view(ctx, view, std::nullopt);
@@ -276,17 +230,17 @@ Status Projector::apply(ProjectionStore& store, const ProjectedEvent& event) con
   return state.flush();
 }
 
-ProjectionBatch::ProjectionBatch(ProjectionStore& store)
-    : state_(std::make_unique<FoldState>(store)) {}
+ProjectionBatch::ProjectionBatch(ProjectionStore& store, ThreadPool* pool)
+    : state_(std::make_unique<FoldState>(store)), pool_(pool) {}
 
 ProjectionBatch::~ProjectionBatch() = default;
 
 Status ProjectionBatch::apply(const ProjectedEvent& event) { return apply_event(*state_, event); }
 
-Status ProjectionBatch::flush() { return state_->flush(); }
+Status ProjectionBatch::flush() { return state_->flush(pool_); }
 
 Status ProjectionBatch::flush_and_forget() {
-  EVL_RETURN_IF_ERROR(state_->flush());
+  EVL_RETURN_IF_ERROR(state_->flush(pool_));
   state_->forget();
   return Status::ok();
 }

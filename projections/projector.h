@@ -40,6 +40,8 @@
 
 namespace evl {
 
+struct PreparedManifest;  // projections/internal/prepared.h
+
 struct ProjectedEvent {
   uint64_t index = 0;
   Digest id{};
@@ -49,9 +51,13 @@ struct ProjectedEvent {
   std::vector<std::string> author_scope;  // a runner's holds owner:<id> and host:<id>
   std::optional<std::string> void_cause;  // set when key policy voids this event
   uint32_t rerun_tolerance_milli = 50;    // δ × 1000, from the genesis
+  // A manifest or observation event's prepare_manifest() result, made ahead (a rebuild's
+  // decoding thread), or null: apply prepares it when needed. Not owned; apply consumes it.
+  PreparedManifest* prepared = nullptr;
 };
 
 class FoldState;
+class ThreadPool;
 
 class Projector {
  public:
@@ -69,7 +75,8 @@ class Projector {
 // Thread safety: one thread.
 class ProjectionBatch {
  public:
-  explicit ProjectionBatch(ProjectionStore& store);
+  // `pool` (optional, not owned) serializes many changed run views in parallel on flush.
+  explicit ProjectionBatch(ProjectionStore& store, ThreadPool* pool = nullptr);
   ~ProjectionBatch();
   ProjectionBatch(const ProjectionBatch&) = delete;
   ProjectionBatch& operator=(const ProjectionBatch&) = delete;
@@ -80,6 +87,7 @@ class ProjectionBatch {
 
  private:
   std::unique_ptr<FoldState> state_;
+  ThreadPool* pool_;
 };
 
 }  // namespace evl

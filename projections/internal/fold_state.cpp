@@ -13,7 +13,7 @@
 namespace evl {
 
 FoldState::FoldState(ProjectionStore& store)
-    : store_(store), complete_(true), manifests_complete_(true) {
+    : store_(store), complete_(true), manifests_complete_(true), runs_complete_(true) {
   // An empty store (a rebuild, the first event): every key there will be is one of ours.
   Status s = store_.scan("", [&](std::string_view, std::string_view) {
     complete_ = false;
@@ -21,6 +21,7 @@ FoldState::FoldState(ProjectionStore& store)
   });
   if (!s) complete_ = false;  // the lookups will report the store's failure
   manifests_complete_ = complete_;
+  runs_complete_ = complete_;
 }
 
 size_t FoldState::DigestHash::operator()(const Digest& d) const {
@@ -49,6 +50,7 @@ Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest,
 }
 
 Result<RunView*> FoldState::find_run(const Digest& run) {
+  if (runs_complete_ && !complete_ && run_keys_.count(run) == 0) return nullptr;
   return find(runs_, run, store_keys::run, [&](std::string_view text) -> Result<RunView> {
     auto view = parse_run_view(text);
     if (!view) return view.error().with_context(digest_text(run));
@@ -57,6 +59,7 @@ Result<RunView*> FoldState::find_run(const Digest& run) {
 }
 
 RunView& FoldState::add_run(RunView view) {
+  if (runs_complete_) run_keys_.insert(view.run);
   Slot<RunView>& slot = runs_[view.run];
   EVL_ASSERT(!slot.value);
   slot.value = std::move(view);
@@ -71,9 +74,12 @@ void FoldState::run_changed(const RunView& view) {
 }
 
 FoldState::KnownManifest FoldState::known(const Json& summary) {
-  ManifestFacts facts = manifest_facts(summary);
+  return known(manifest_facts(summary));
+}
+
+FoldState::KnownManifest FoldState::known(const ManifestFacts& facts) {
   KnownManifest out{true, nullptr};
-  if (!(facts == ManifestFacts{})) out.facts = std::make_unique<const ManifestFacts>(std::move(facts));
+  if (!(facts == ManifestFacts{})) out.facts = std::make_unique<const ManifestFacts>(facts);
   return out;
 }
 
@@ -97,7 +103,12 @@ Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
 }
 
 void FoldState::put_manifest(ManifestRecord record) {
-  facts_[record.digest] = known(record.summary);
+  const ManifestFacts facts = manifest_facts(record.summary);
+  put_manifest(std::move(record), facts);
+}
+
+void FoldState::put_manifest(ManifestRecord record, const ManifestFacts& facts) {
+  facts_[record.digest] = known(facts);
   Slot<ManifestRecord>& slot = manifests_[record.digest];
   slot.value = std::move(record);
   slot.changed = true;
@@ -209,7 +220,7 @@ Status FoldState::flush_changed(DigestMap<T>& map, const Encode& encode) {
   return Status::ok();
 }
 
-Status FoldState::flush() {
+Status FoldState::flush(ThreadPool* pool) {
   // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/).
   if (next_ && next_->changed) {
     EVL_RETURN_IF_ERROR(store_.put(store_keys::kNext, std::to_string(*next_->value)));
@@ -227,10 +238,36 @@ Status FoldState::flush() {
   }));
   manifests_.clear();  // written: reads use facts_
   EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kRuns));
-  EVL_RETURN_IF_ERROR(flush_changed(runs_, [&](const Digest& run, const auto& view) {
-    return store_.put(store_keys::run(run), run_view_text(*view));
-  }));
+  EVL_RETURN_IF_ERROR(flush_runs(pool));
   return flush_text_below(text, "");
+}
+
+Status FoldState::flush_runs(ThreadPool* pool) {
+  constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
+  std::vector<DigestMap<RunView>::value_type*> changed;
+  for (auto& entry : runs_) {
+    if (entry.second.changed) changed.push_back(&entry);
+  }
+  if (pool == nullptr || pool->size() < 2 || changed.size() < kParallelFrom) {
+    return flush_changed(runs_, [&](const Digest& run, const auto& view) {
+      return store_.put(store_keys::run(run), run_view_text(*view));
+    });
+  }
+  std::sort(changed.begin(), changed.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  // Views are never erased: every changed slot holds one.
+  std::vector<std::string> texts(changed.size());
+  const size_t parts = pool->size() * 4;
+  pool->parallel_for(parts, [&](size_t part) {
+    for (size_t i = part * changed.size() / parts; i < (part + 1) * changed.size() / parts; ++i) {
+      texts[i] = run_view_text(*changed[i]->second.value);
+    }
+  });
+  for (size_t i = 0; i < changed.size(); ++i) {
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::run(changed[i]->first), texts[i]));
+    changed[i]->second.changed = false;
+  }
+  return Status::ok();
 }
 
 void FoldState::forget() {

@@ -10,7 +10,7 @@
 //
 // When the store is empty at construction, the state knows every key there is, and a lookup
 // that misses does not ask the store; forget() gives that up to free memory, except for the
-// manifests, whose facts it keeps.
+// manifests, whose facts it keeps, and for which runs have views (a set of their digests).
 //
 // Lifetimes: pointers returned by find_run/find_manifest/find_group and references from
 // add_run stay valid until forget() or the FoldState's destruction (map nodes do not move).
@@ -26,7 +26,9 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "ledger/thread_pool.h"
 #include "projections/internal/groups.h"
 #include "projections/internal/registry.h"
 #include "projections/run_view.h"
@@ -49,6 +51,8 @@ class FoldState {
   // registered. A record never changes once registered (the first registration wins).
   Result<const ManifestFacts*> find_manifest(const Digest& digest);
   void put_manifest(ManifestRecord record);
+  // The same, with the facts of its summary already read (manifest_facts(record.summary)).
+  void put_manifest(ManifestRecord record, const ManifestFacts& facts);
 
   // G/<key>: nullptr when the group has no record.
   Result<GroupRecord*> find_group(const Digest& key);
@@ -64,8 +68,9 @@ class FoldState {
   void erase(std::string_view key);
   Status scan(std::string_view prefix, const ProjectionVisitor& visit);
 
-  // Writes every changed record to the store, in key order.
-  [[nodiscard]] Status flush();
+  // Writes every changed record to the store, in key order. With a pool, many changed run views
+  // are serialized on all its threads first (the records written are the same).
+  [[nodiscard]] Status flush(ThreadPool* pool = nullptr);
   // Drops every record (flush() first): later lookups read the store again, except that the
   // facts of the manifests are kept (about 80 bytes each, more for those with facts).
   void forget();
@@ -93,6 +98,7 @@ class FoldState {
     std::unique_ptr<const ManifestFacts> facts;  // null when it has none (most manifests)
   };
   static KnownManifest known(const Json& summary);
+  static KnownManifest known(const ManifestFacts& facts);
 
   // The record under key_of(digest), read from the store at most once.
   template <typename T, typename Decode>
@@ -100,11 +106,14 @@ class FoldState {
                   std::string (*key_of)(const Digest&), const Decode& decode);
   template <typename T, typename Encode>
   Status flush_changed(DigestMap<T>& map, const Encode& encode);
+  Status flush_runs(ThreadPool* pool);
   Status flush_text_below(TextMap::iterator& at, std::string_view bound);
 
   ProjectionStore& store_;
   bool complete_;            // every key of the store is known here
   bool manifests_complete_;  // every manifest of the store is in facts_
+  bool runs_complete_;       // every run view of the store is in run_keys_
+  std::unordered_set<Digest, DigestHash> run_keys_;  // runs with views, while runs_complete_
   DigestMap<RunView> runs_;
   DigestMap<ManifestRecord> manifests_;  // registered, until flush() writes them
   std::unordered_map<Digest, KnownManifest, DigestHash> facts_;

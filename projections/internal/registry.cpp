@@ -113,7 +113,11 @@ std::string manifest_record_text(const ManifestRecord& record) {
     JcsObjectWriter w(out);
     w.digest("event", record.event);
     w.number("index", static_cast<double>(record.index));
-    w.json("summary", record.summary);
+    if (record.summary_text.empty()) {
+      w.json("summary", record.summary);
+    } else {
+      w.key("summary") += record.summary_text;
+    }
   }
   return out;
 }

@@ -24,6 +24,7 @@ struct ManifestRecord {
   uint64_t index = 0;
   Digest event{};
   Json summary;  // {digest, kind, name?, title?, ...members of the kind}
+  std::string summary_text;  // jcs_serialize(summary) when already known, else empty
 };
 
 // The summary of a manifest (apiVersion/kind/spec) and its metadata (an object, or null).

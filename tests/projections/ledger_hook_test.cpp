@@ -139,16 +139,23 @@ TEST_CASE("a rebuild of a log many decoding chunks long equals a naive fold",
   auto ledger = open_with_projections(dir, 700);
   for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
   std::vector<Bytes> entries;
+  std::vector<Digest> runs;
   for (int i = 0; i < 1300; ++i) {
     EventBody obs = test::observation_body(cast.importer, "gpumode", std::to_string(i));
+    runs.push_back(manifest_digest_of(obs));
     entries.push_back(test::signed_entry(cast.importer, obs));
     if (i % 5 == 0) {
-      entries.push_back(test::signed_entry(
-          cast.runner, test::rerun_body(cast.runner, manifest_digest_of(obs), 150000 + i)));
+      entries.push_back(
+          test::signed_entry(cast.runner, test::rerun_body(cast.runner, runs.back(), 150000 + i)));
     }
   }
+  // Reruns of runs whose views earlier rebuild batches wrote and forgot.
+  for (int i = 1; i < 40; i += 2) {
+    entries.push_back(
+        test::signed_entry(cast.runner, test::rerun_body(cast.runner, runs[i], 250000 + i)));
+  }
   for (const auto& o : ledger->append(entries)) REQUIRE(o.status.is_ok());
-  REQUIRE(ledger->size() == 5 + 1300 + 260);
+  REQUIRE(ledger->size() == 5 + 1300 + 260 + 20);
   const Contents expected = naive_fold(*ledger);
   CHECK(state_of(*ledger) == expected);
   REQUIRE(ledger->rebuild_state().is_ok());
