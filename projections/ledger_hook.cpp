@@ -93,12 +93,7 @@ std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
                                         body.error().message()), nullptr});
       continue;
     }
-    std::unique_ptr<PreparedManifest> prepared;
-    if (const auto* m = std::get_if<ManifestEvent>(&body->payload)) {
-      prepared = std::make_unique<PreparedManifest>(prepare_manifest(m->manifest, false));
-    } else if (const auto* o = std::get_if<Observation>(&body->payload)) {
-      prepared = std::make_unique<PreparedManifest>(prepare_manifest(o->manifest, true));
-    }
+    std::unique_ptr<PreparedManifest> prepared = prepare_event(*body);
     out.push_back({index, event_id(entry->body), std::move(body).value(), std::move(prepared)});
   }
   return out;

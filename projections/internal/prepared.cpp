@@ -92,4 +92,14 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation) {
   return out;
 }
 
+std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body) {
+  if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
+    return std::make_unique<PreparedManifest>(prepare_manifest(m->manifest, false));
+  }
+  if (const auto* o = std::get_if<Observation>(&body.payload)) {
+    return std::make_unique<PreparedManifest>(prepare_manifest(o->manifest, true));
+  }
+  return nullptr;
+}
+
 }  // namespace evl

@@ -3,12 +3,14 @@
 // facts runs read of it and, for an observation, the view it starts.
 //
 // These are pure functions of the event's bytes, so a rebuild prepares them on its decoding
-// thread, a chunk ahead of the fold (projections/ledger_hook.cpp); the fold prepares them itself
-// when an event comes without (the append path). Either way it uses the same values.
+// thread, a chunk ahead of the fold (projections/ledger_hook.cpp). The fold prepares them itself
+// when an event comes without (the append path: preparing on the ledger's checking threads
+// instead cost more CPU than it took off the writer). Either way it uses the same values.
 //
 // Thread safety: value types and pure functions.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -35,5 +37,7 @@ struct PreparedManifest {
 // `observation`: the event observes the run the manifest describes, so a BenchmarkRun also gets
 // the view it starts. Only a parsed JSON object has a summary.
 PreparedManifest prepare_manifest(const ManifestText& text, bool observation);
+// A manifest or observation event's prepare_manifest(); null for other events.
+std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body);
 
 }  // namespace evl
