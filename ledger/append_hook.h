@@ -14,11 +14,13 @@
 // database: it commits with the state and is not part of it.
 //
 // Errors: a hook's non-ok Status aborts the commit; every entry of the group then fails with it.
-// Thread safety: the hook runs on the writer thread only (or the rebuilding thread).
+// Thread safety: prepare() runs on any thread; everything else on the writer thread only (or the
+// rebuilding thread).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,15 +57,30 @@ struct AppendContext {
   EntryScanner scan;      // the log so far, including entries staged in this transaction
 };
 
+// What a hook derives from one entry alone (AppendHook::prepare), handed back to on_entry.
+class PreparedEntry {
+ public:
+  virtual ~PreparedEntry() = default;
+};
+
 class AppendHook {
  public:
   virtual ~AppendHook() = default;
+  // Work that depends on the entry alone, on neither the state nor the entry's index: the
+  // ledger calls it on its checking threads, in parallel, before the single writer sequences
+  // the entry, and passes the result to on_entry (again if the group is staged again). Must be
+  // safe to call from many threads at once. The default prepares nothing.
+  [[nodiscard]] virtual std::unique_ptr<PreparedEntry> prepare(const EventBody& body) const {
+    (void)body;
+    return nullptr;
+  }
   // A write transaction starts: whatever the hook holds about an earlier one that did not reach
   // seal() (it aborted, or is being staged again after the map grew) is void.
   virtual void begin_transaction() = 0;
-  // Entry `index` was staged; `keys` already includes it.
+  // Entry `index` was staged; `keys` already includes it. `prepared`: what prepare() returned
+  // for it, or null.
   [[nodiscard]] virtual Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
-                                        const EventBody& body) = 0;
+                                        const EventBody& body, PreparedEntry* prepared) = 0;
   // Folds entries [0, size) into an empty store.
   [[nodiscard]] virtual Status rebuild(AppendContext& context, uint64_t size) = 0;
   // How many entries the state has folded (the ledger rebuilds it at open when this differs

@@ -361,6 +361,7 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
   out.checked = std::move(checked.value());
   out.subject = std::move(subject.value());
   if (maintain_tree_) out.leaf = leaf_hash(bytes);
+  if (hook_) out.hooked = hook_->prepare(out.checked.body);
 }
 
 std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch) {
@@ -479,7 +480,8 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
       if (hook_) {
         lmdb::TxnKeyValueStore state(txn, state_, true), sums(txn, sums_, true);
         AppendContext context{state, sums, changed ? *changed : policy_, scanner(txn)};
-        Status hooked = hook_->on_entry(context, next, item.checked.id, item.checked.body);
+        Status hooked = hook_->on_entry(context, next, item.checked.id, item.checked.body,
+                                        item.hooked.get());
         if (state.map_full() || sums.map_full()) rc = MDB_MAP_FULL;
         if (!hooked) return hooked.with_context("entry " + std::to_string(next));
       }

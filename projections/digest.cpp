@@ -64,6 +64,13 @@ void ProjectionAccumulator::merge(const ProjectionAccumulator& other) {
   count_ += other.count_;
 }
 
+void ProjectionAccumulator::unmerge(const ProjectionAccumulator& other) {
+  for (size_t i = 0; i < kProjectionLanes; ++i) {
+    lanes_[i] = static_cast<uint16_t>(lanes_[i] - other.lanes_[i]);
+  }
+  count_ -= other.count_;
+}
+
 Bytes ProjectionAccumulator::serialize() const {
   Bytes out(kSerializedSize);
   put_u64_be(count_, out.data());

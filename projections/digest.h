@@ -46,6 +46,8 @@ class ProjectionAccumulator {
   void remove(std::string_view key, std::string_view value);
   // Adds the records `other` holds (the sums are order-free, so shares can be summed apart).
   void merge(const ProjectionAccumulator& other);
+  // Removes the records `other` holds (each must be held here).
+  void unmerge(const ProjectionAccumulator& other);
   Digest digest() const;
 
   uint64_t count() const { return count_; }

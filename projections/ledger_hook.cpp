@@ -278,8 +278,13 @@ class ProjectionHook final : public AppendHook {
   // The events of one transaction are folded into one batch, which keeps the records they
   // touch decoded and writes each changed record once, at seal(): a group of appends rewrote
   // its group records, manifest records and "#/next" once per event before.
+  // A manifest's or an observation's parsing and summaries, off the writer thread.
+  std::unique_ptr<PreparedEntry> prepare(const EventBody& body) const override {
+    return prepare_event(body);
+  }
+
   Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
-                  const EventBody& body) override {
+                  const EventBody& body, PreparedEntry* prepared) override {
     EVL_RETURN_IF_ERROR(start(context));
     if (is_compromise(body) && context.keys.voids_anything()) {
       // Earlier events may have become void: fold the whole prefix again (what the batch holds
@@ -289,8 +294,9 @@ class ProjectionHook final : public AppendHook {
       return rebuild(context, index + 1);
     }
     forward_.bind(context.store);
-    if (!pending_) pending_ = std::make_unique<ProjectionBatch>(forward_);
-    return pending_->apply(projected(index, id, body, context.keys, context.keys));
+    if (!pending_) pending_ = std::make_unique<ProjectionBatch>(forward_, &pool());
+    return pending_->apply(projected(index, id, body, context.keys, context.keys,
+                                     dynamic_cast<PreparedManifest*>(prepared)));
   }
 
 
@@ -303,8 +309,7 @@ class ProjectionHook final : public AppendHook {
     // finishes the key state, and a second pass folds again with the final key state's voids.
     KeyPolicy keys;
     bool voided = false;
-    ThreadPool pool;  // serializes the run views of each flush on all cores
-    auto batch = std::make_unique<ProjectionBatch>(context.store, &pool);
+    auto batch = std::make_unique<ProjectionBatch>(context.store, &pool());
     EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
                                                        const EventBody& body,
                                                        PreparedManifest* prepared) -> Status {
@@ -322,7 +327,7 @@ class ProjectionHook final : public AppendHook {
     EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
     const KeyPolicy final_keys = std::move(keys);
     KeyPolicy running;
-    ProjectionBatch second(context.store, &pool);
+    ProjectionBatch second(context.store, &pool());
     EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
                                                        const EventBody& body,
                                                        PreparedManifest* prepared) -> Status {
@@ -361,7 +366,7 @@ class ProjectionHook final : public AppendHook {
       return corrupt("the projections cover " + std::to_string(*applied) +
                      " entries, not the " + std::to_string(size) + " of the commit");
     }
-    auto sums = tracker_->update(context.store);
+    auto sums = tracker_->update(context.store, &pool());
     if (!sums) return sums.error();
     Bytes record(8);
     put_u64_be(size, record.data());
@@ -382,8 +387,16 @@ class ProjectionHook final : public AppendHook {
     return Status::ok();
   }
 
+  // Serializes the run views of a seal's flush and hashes its changed records on all cores
+  // (made on first use: a hook that never seals starts no thread).
+  ThreadPool& pool() {
+    if (!pool_) pool_ = std::make_unique<ThreadPool>();
+    return *pool_;
+  }
+
   Projector projector_;
   uint64_t batch_events_;
+  std::unique_ptr<ThreadPool> pool_;
   std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
   ForwardingStore forward_;                 // the store of the current call, for pending_
   std::unique_ptr<ProjectionBatch> pending_;  // this transaction's events, until seal()
@@ -436,7 +449,7 @@ Status fold_projection_digests(
     EVL_RETURN_IF_ERROR(decode_event(index, bytes, id, body));
     keys.apply(index, body);
     AppendContext context{state, sums, keys, scanner};
-    EVL_RETURN_IF_ERROR(hook.on_entry(context, index, id, body));
+    EVL_RETURN_IF_ERROR(hook.on_entry(context, index, id, body, nullptr));
     if (sizes[next] == index + 1) EVL_RETURN_IF_ERROR(seal_at(sizes[next++]));
     return Status::ok();
   });

@@ -68,11 +68,14 @@ Result<std::vector<Digest>> waiting_runs(FoldState& state, const Digest& manifes
   return runs;
 }
 
-// The event's prepared manifest: the one it came with, or `local` prepared now.
+// The event's prepared manifest, for the fold to take from: the one it came with unless taken
+// already (a commit staged again after the map grew), or else `local`, prepared now.
 PreparedManifest& prepared(ApplyContext& ctx, const ManifestText& text, bool observation,
                            std::optional<PreparedManifest>& local) {
-  if (ctx.event.prepared != nullptr) return *ctx.event.prepared;
-  return local.emplace(prepare_manifest(text, observation));
+  PreparedManifest* p = ctx.event.prepared;
+  if (p == nullptr || p->taken) p = &local.emplace(prepare_manifest(text, observation));
+  p->taken = true;
+  return *p;
 }
 
 // The registry's record of the prepared manifest (its summary moves into it).

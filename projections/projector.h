@@ -51,8 +51,9 @@ struct ProjectedEvent {
   std::vector<std::string> author_scope;  // a runner's holds owner:<id> and host:<id>
   std::optional<std::string> void_cause;  // set when key policy voids this event
   uint32_t rerun_tolerance_milli = 50;    // δ × 1000, from the genesis
-  // A manifest or observation event's prepare_manifest() result, made ahead (a rebuild's
-  // decoding thread), or null: apply prepares it when needed. Not owned; apply consumes it.
+  // A manifest or observation event's prepare_manifest() result, made ahead on another thread
+  // (a rebuild's decoding thread, the ledger's checking threads), or null: apply then prepares
+  // it when needed. Not owned; apply takes its summary and view (and marks it taken).
   PreparedManifest* prepared = nullptr;
 };
 

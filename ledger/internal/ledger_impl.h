@@ -32,6 +32,7 @@ struct Prepared {
   const Bytes* bytes = nullptr;
   Hash leaf{};          // RFC 6962 leaf hash, computed here rather than in the single writer
   std::optional<Digest> manifest;  // the manifest digest the event registers, if any
+  std::unique_ptr<PreparedEntry> hooked;  // the hook's prepare(), if any
 };
 
 // One caller's chunk on its way through the writer.

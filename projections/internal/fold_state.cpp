@@ -257,12 +257,8 @@ Status FoldState::flush_runs(ThreadPool* pool) {
             [](const auto* a, const auto* b) { return a->first < b->first; });
   // Views are never erased: every changed slot holds one.
   std::vector<std::string> texts(changed.size());
-  const size_t parts = pool->size() * 4;
-  pool->parallel_for(parts, [&](size_t part) {
-    for (size_t i = part * changed.size() / parts; i < (part + 1) * changed.size() / parts; ++i) {
-      texts[i] = run_view_text(*changed[i]->second.value);
-    }
-  });
+  pool->parallel_for(changed.size(),
+                     [&](size_t i) { texts[i] = run_view_text(*changed[i]->second.value); });
   for (size_t i = 0; i < changed.size(); ++i) {
     EVL_RETURN_IF_ERROR(store_.put(store_keys::run(changed[i]->first), texts[i]));
     changed[i]->second.changed = false;

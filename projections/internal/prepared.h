@@ -1,11 +1,14 @@
 // projections/internal/prepared.h — what the fold derives from a manifest or observation event
-// alone: the manifest's digest, its parsed form and summary, the summary's stored text, the
-// facts runs read of it and, for an observation, the view it starts.
+// alone: the manifest's digest, whether it parses, its kind and summary, the summary's stored
+// text, the facts runs read of it and, for an observation, the view it starts. The parsed
+// manifest itself is not kept: it is freed on the thread that made it.
 //
-// These are pure functions of the event's bytes, so a rebuild prepares them on its decoding
-// thread, a chunk ahead of the fold (projections/ledger_hook.cpp). The fold prepares them itself
-// when an event comes without (the append path: preparing on the ledger's checking threads
-// instead cost more CPU than it took off the writer). Either way it uses the same values.
+// These are pure functions of the event's bytes, so they are made off the fold's thread: a
+// rebuild prepares them on its decoding thread, a chunk ahead of the fold, and an append on the
+// ledger's checking threads, before the single writer (AppendHook::prepare; both in
+// projections/ledger_hook.cpp). The fold takes the summary and view out of them; it prepares
+// them itself when an event comes without, or when it took them once already (a commit staged
+// again after the map grew). Either way it uses the same values.
 //
 // Thread safety: value types and pure functions.
 #pragma once
@@ -17,12 +20,13 @@
 #include "events/event.h"
 #include "events/json.h"
 #include "events/sha256.h"
+#include "ledger/append_hook.h"
 #include "projections/internal/registry.h"
 #include "projections/run_view.h"
 
 namespace evl {
 
-struct PreparedManifest {
+struct PreparedManifest final : PreparedEntry {
   Digest digest{};                // sha256 of the canonical manifest
   bool parsed = false;            // the text is JSON
   std::string parse_error;        // why not, then
@@ -32,6 +36,7 @@ struct PreparedManifest {
   std::string summary_text;       // jcs_serialize(summary)
   ManifestFacts facts;            // manifest_facts(summary)
   std::optional<RunView> view;    // an observed BenchmarkRun's new view (without its event)
+  bool taken = false;             // the fold moved the summary, its text and the view out
 };
 
 // `observation`: the event observes the run the manifest describes, so a BenchmarkRun also gets

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "keys/note.h"
+#include "ledger/thread_pool.h"
 #include "projections/digested_store.h"
 #include "tests/support/fixtures.h"
 
@@ -157,8 +158,12 @@ std::string random_value(std::mt19937_64& rng) {
 TEST_CASE("the incremental digest equals the from-scratch digest over random put and erase "
           "sequences",
           "[projections][digest][property]") {
+  ThreadPool pool(3);
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     std::mt19937_64 rng(seed);
+    // Even seeds hash on a pool, and update rarely enough for many changes to share out.
+    ThreadPool* hashers = seed % 2 == 0 ? &pool : nullptr;
+    const uint64_t update_every = seed % 2 == 0 ? 150 : 10;
     MemoryProjectionStore inner;
     std::map<std::string, std::string> model;
     // A random starting store whose sums come from a scan, or are unknown.
@@ -185,10 +190,10 @@ TEST_CASE("the incremental digest equals the from-scratch digest over random put
         REQUIRE(store.put(key, value).is_ok());
         model[key] = value;
       }
-      if (rng() % 17 == 0) tracker.forget();
-      if (rng() % 10 == 0 || step == 199) {
+      if (rng() % (hashers != nullptr ? 400 : 17) == 0) tracker.forget();
+      if (rng() % update_every == 0 || step == 199) {
         INFO("seed " << seed << ", step " << step);
-        auto sums = tracker.update(inner);
+        auto sums = tracker.update(inner, hashers);
         REQUIRE(sums.has_value());
         CHECK(*sums == accumulate_projection_store(inner).value());
         CHECK(sums->count() == model.size());
@@ -196,6 +201,28 @@ TEST_CASE("the incremental digest equals the from-scratch digest over random put
         CHECK(tracker.knows_sums());
       }
     }
+  }
+}
+
+TEST_CASE("a commit's many changed records hashed on a pool give the sums of one thread and of "
+          "a full scan",
+          "[projections][digest]") {
+  MemoryProjectionStore inner;
+  for (int i = 0; i < 500; ++i) {
+    REQUIRE(inner.put("r/" + std::to_string(i), std::string(i % 97, 'a' + i % 26)).is_ok());
+  }
+  ThreadPool pool(2);
+  for (ThreadPool* hashers : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    MemoryProjectionStore copy = inner;
+    DigestTracker tracker(accumulate_projection_store(copy).value());
+    DigestedStore store(copy, tracker);
+    for (int i = 0; i < 500; i += 2) REQUIRE(store.put("r/" + std::to_string(i), "new").is_ok());
+    for (int i = 1; i < 200; i += 6) REQUIRE(store.erase("r/" + std::to_string(i)).is_ok());
+    for (int i = 0; i < 100; ++i) REQUIRE(store.put("w/" + std::to_string(i), "added").is_ok());
+    auto sums = tracker.update(copy, hashers);
+    REQUIRE(sums.has_value());
+    CHECK(*sums == accumulate_projection_store(copy).value());
+    CHECK(sums->count() == copy.size());
   }
 }
 
