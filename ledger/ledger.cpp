@@ -364,13 +364,15 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
   if (hook_) out.hooked = hook_->prepare(out.checked.body);
 }
 
-std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch) {
+std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
+                                              const std::function<void()>& queued) {
   std::vector<AppendOutcome> outcomes;
   outcomes.reserve(batch.size());
   if (read_only_) {
     for (size_t i = 0; i < batch.size(); ++i) {
       outcomes.push_back({usage_error("ledger " + dir_ + " is open read-only"), 0, false, {}});
     }
+    if (queued) queued();
     return outcomes;
   }
   // Verify chunk k+1 while the writer commits chunk k.
@@ -389,6 +391,7 @@ std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch) {
     queue_cv_.notify_one();
     chunks.push_back(std::move(pending));
   }
+  if (queued) queued();
   for (size_t c = 0; c < chunks.size(); ++c) {
     waits[c].wait();
     for (auto& o : chunks[c]->outcomes) outcomes.push_back(std::move(o));

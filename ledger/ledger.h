@@ -67,7 +67,12 @@ class Ledger {
 
   // Validates, sequences and durably stores a batch. One outcome per entry, in order; a
   // rejected entry takes no index. An event already present returns its first index.
-  [[nodiscard]] virtual std::vector<AppendOutcome> append(std::span<const Bytes> batch) = 0;
+  // `queued` (optional) is called, on this thread, once every entry of the batch has passed
+  // its stateless checks and waits for the writer, before the commits: entries that any caller
+  // appends from then on are sequenced after them. A caller may so overlap the checks of its
+  // next batch with the commits of this one and keep its order.
+  [[nodiscard]] virtual std::vector<AppendOutcome> append(
+      std::span<const Bytes> batch, const std::function<void()>& queued = nullptr) = 0;
 
   // Number of entries (the next index).
   virtual uint64_t size() const = 0;

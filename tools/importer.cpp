@@ -1,6 +1,9 @@
 #include "tools/importer.h"
 
+#include <chrono>
+#include <deque>
 #include <future>
+#include <memory>
 
 #include "events/manifest_check.h"
 #include "keys/signer.h"
@@ -95,7 +98,25 @@ struct Importer::Batch {
   std::vector<Bytes> batch;                        // what is appended
   std::vector<size_t> batch_doc;                   // the document of each appended entry
   std::vector<std::pair<size_t, size_t>> repeats;  // (document, earlier document) in this batch
+  // Documents whose digest a batch still in flight appends: answered from seen_ once that
+  // batch is reported (it is reported first).
+  std::vector<size_t> after_in_flight;
+  std::vector<AppendOutcome> appended;  // the ledger's outcomes for `batch`
 };
+
+namespace {
+
+// Answers a document from the outcome of an earlier one with the same digest.
+void answer_from(DocumentOutcome& o, const DocumentOutcome& earlier) {
+  o.status = earlier.status == ImportStatus::kRejected ? ImportStatus::kRejected
+                                                       : ImportStatus::kPresent;
+  o.entry_index = earlier.entry_index;
+  o.event_id = earlier.event_id;
+  o.rule = earlier.rule;
+  o.message = earlier.message.empty() ? "" : o.label + ": " + earlier.message;
+}
+
+}  // namespace
 
 void Importer::prepare_batch(Batch& b) {
   b.outcomes.resize(b.docs.size());
@@ -120,12 +141,11 @@ void Importer::dedupe_batch(Batch& b) {
     }
     if (o.status != ImportStatus::kAdded) continue;
     if (auto it = seen_.find(*o.digest); it != seen_.end()) {
-      o.status = it->second.status == ImportStatus::kRejected ? ImportStatus::kRejected
-                                                              : ImportStatus::kPresent;
-      o.entry_index = it->second.entry_index;
-      o.event_id = it->second.event_id;
-      o.rule = it->second.rule;
-      o.message = it->second.message.empty() ? "" : o.label + ": " + it->second.message;
+      answer_from(o, it->second);
+      continue;
+    }
+    if (in_flight_.count(*o.digest) != 0) {
+      b.after_in_flight.push_back(i);
       continue;
     }
     auto [it, inserted] = in_batch.emplace(*o.digest, i);
@@ -137,10 +157,11 @@ void Importer::dedupe_batch(Batch& b) {
     b.batch_doc.push_back(i);
   }
   b.entries.clear();
+  for (auto [digest, first] : in_batch) in_flight_.insert(digest);
 }
 
-void Importer::append_and_report(Batch& b, const ImportCallbacks& callbacks) {
-  std::vector<AppendOutcome> appended = ledger_.append(b.batch);
+void Importer::report(Batch& b, const ImportCallbacks& callbacks) {
+  const std::vector<AppendOutcome>& appended = b.appended;
   std::vector<DocumentOutcome>& outcomes = b.outcomes;
   for (size_t k = 0; k < b.batch_doc.size(); ++k) {
     DocumentOutcome& o = outcomes[b.batch_doc[k]];
@@ -161,6 +182,13 @@ void Importer::append_and_report(Batch& b, const ImportCallbacks& callbacks) {
     remembered.entry_index = o.entry_index;
     remembered.event_id = o.event_id;
     seen_.emplace(*o.digest, std::move(remembered));
+    in_flight_.erase(*o.digest);
+  }
+  for (size_t i : b.after_in_flight) {
+    DocumentOutcome& o = outcomes[i];
+    auto it = seen_.find(*o.digest);
+    EVL_ASSERT(it != seen_.end());  // the batch that appends it was reported before this one
+    answer_from(o, it->second);
   }
   for (auto [i, first] : b.repeats) {
     DocumentOutcome& o = outcomes[i];
@@ -191,35 +219,64 @@ void Importer::append_and_report(Batch& b, const ImportCallbacks& callbacks) {
 }
 
 Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks) {
-  // Two stages overlap: batch k+1 is read, checked and signed on the pool while batch k is
-  // appended (verified, committed and projected by the ledger's writer) on another thread.
-  // Deduplication runs between them, once batch k's outcomes are known: seen_ belongs to one
-  // stage at a time. A document of batch k+1 that repeats one of batch k is signed for nothing
-  // and then answered from seen_, as before.
-  std::unique_ptr<Batch> appending;
-  std::future<void> appended;
-  auto finish_append = [&] {
-    if (appended.valid()) appended.get();
-    appending.reset();
+  // Three stages overlap, in input order: batch k+2 is read, checked and signed on the pool;
+  // batch k+1 is appended as soon as the ledger has queued every entry of batch k for its
+  // writer (the ledger verifies k+1 while its writer commits k); batch k is reported once
+  // committed. Without that overlap a core idled while the writer finished each batch alone.
+  // Deduplication runs on this thread before a batch is appended: a document whose digest an
+  // earlier batch appends is answered from that batch's outcome (seen_, or, while that batch is
+  // in flight, once it is reported). A document that repeats one of an earlier batch is signed
+  // for nothing, or found in the ledger if that batch is committed by then.
+  struct Read {
+    std::unique_ptr<Batch> batch;
+    Result<bool> more;  // false at the end of the source
+  };
+  auto read_next = [&]() -> Read {
+    auto batch = std::make_unique<Batch>();
+    auto more = reader.read_batch(batch->docs, options_.batch, pool_.get());
+    if (!batch->docs.empty()) prepare_batch(*batch);
+    return Read{std::move(batch), std::move(more)};
+  };
+  struct InFlight {
+    std::unique_ptr<Batch> batch;
+    std::shared_ptr<std::promise<void>> queued = std::make_shared<std::promise<void>>();
+    std::future<void> all_queued = queued->get_future();  // the ledger queued every entry
+    std::future<void> appended;
+  };
+  // Deferred when no thread can start: waiting then runs the stage on this thread.
+  constexpr auto kLaunch = std::launch::async | std::launch::deferred;
+  std::future<Read> reading = std::async(kLaunch, read_next);
+  std::deque<InFlight> flight;  // in input order; at most two
+  auto report_oldest = [&] {
+    flight.front().appended.get();
+    report(*flight.front().batch, callbacks);
+    flight.pop_front();
+  };
+  auto wait_queued = [](InFlight& f) {
+    if (f.appended.wait_for(std::chrono::seconds(0)) == std::future_status::deferred) {
+      f.appended.wait();
+    }
+    f.all_queued.wait();
   };
   while (true) {
-    auto next = std::make_unique<Batch>();
-    auto more = reader.read_batch(next->docs, options_.batch, pool_.get());
-    totals_.documents += next->docs.size();
-    if (!next->docs.empty()) prepare_batch(*next);
-    finish_append();
-    if (!next->docs.empty()) {
-      dedupe_batch(*next);
-      appending = std::move(next);
-      // Deferred when no thread can start: get() then appends on this thread.
-      appended = std::async(std::launch::async | std::launch::deferred,
-                            [this, batch = appending.get(), &callbacks] {
-                              append_and_report(*batch, callbacks);
-                            });
+    Read next = reading.get();
+    const bool last = !next.more || !*next.more;
+    if (!last) reading = std::async(kLaunch, read_next);
+    totals_.documents += next.batch->docs.size();
+    if (!next.batch->docs.empty()) {
+      while (flight.size() > 1) report_oldest();
+      if (!flight.empty()) wait_queued(flight.back());
+      dedupe_batch(*next.batch);
+      InFlight f;
+      f.batch = std::move(next.batch);
+      f.appended = std::async(kLaunch, [this, batch = f.batch.get(), queued = f.queued] {
+        batch->appended = ledger_.append(batch->batch, [&] { queued->set_value(); });
+      });
+      flight.push_back(std::move(f));
     }
-    if (!more || !*more) {
-      finish_append();
-      return more ? Status::ok() : more.error();
+    if (last) {
+      while (!flight.empty()) report_oldest();
+      return next.more ? Status::ok() : next.more.error();
     }
   }
 }

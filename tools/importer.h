@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,8 +88,8 @@ class Importer {
   void prepare_batch(Batch& batch);
   // Picks the entries to append: one per digest not met before (reads and writes seen_).
   void dedupe_batch(Batch& batch);
-  // Appends, records the outcomes in seen_ and the totals, and reports each document.
-  void append_and_report(Batch& batch, const ImportCallbacks& callbacks);
+  // Records an appended batch's outcomes in seen_ and the totals, and reports each document.
+  void report(Batch& batch, const ImportCallbacks& callbacks);
 
   Ledger& ledger_;
   const SecretKey& key_;
@@ -98,6 +99,8 @@ class Importer {
   // The outcome of every digest this import has met: a later document with the same digest
   // is answered from here (about 300 bytes per distinct manifest: 6 MB for 20,000).
   std::map<Digest, DocumentOutcome> seen_;
+  // The digests that batches appended but not yet reported append.
+  std::set<Digest> in_flight_;
 };
 
 }  // namespace evl::cli

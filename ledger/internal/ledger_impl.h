@@ -65,7 +65,8 @@ class LedgerImpl final : public Ledger {
 
   Status open(bool create);
 
-  std::vector<AppendOutcome> append(std::span<const Bytes> batch) override;
+  std::vector<AppendOutcome> append(std::span<const Bytes> batch,
+                                    const std::function<void()>& queued) override;
   uint64_t size() const override { return size_.load(std::memory_order_acquire); }
   const std::string& dir() const override { return dir_; }
   Result<Bytes> entry(uint64_t index) const override;

@@ -361,6 +361,16 @@ std::string catalog_text(uint64_t runs, uint64_t seed, uint64_t* manifests) {
   return text;
 }
 
+// A BenchmarkRun named `name`; `native` is appended to its spec (",\"sourceNative\":{...}").
+std::string run_document(const std::string& name, const std::string& native) {
+  return R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","metadata":{"name":")" +
+         name + R"("},"spec":{"implementationDigest":"sha256:)" + std::string(64, '1') +
+         R"(","workloadDigest":"sha256:)" + std::string(64, '2') +
+         R"(","protocolDigest":"sha256:)" + std::string(64, '3') +
+         R"(","environmentDigest":"sha256:)" + std::string(64, '4') +
+         R"(","status":"passed","observedAt":"2026-05-05T05:05:05Z")" + native + "}}";
+}
+
 const DocumentOutcome& outcome_of(const std::vector<DocumentOutcome>& outcomes,
                                   const std::string& name) {
   for (const auto& o : outcomes) {
@@ -425,18 +435,8 @@ TEST_CASE("import rejects bad documents with their rule and imports the rest",
       R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"WorkloadCase","metadata":{"name":"bad-digest"},)"
       R"("spec":{"operationSpecDigest":"md5:abc123","axes":{},"tensors":{},"correctness":{"comparator":"c"}}})"
       "\n";
-  std::string run =
-      R"({"apiVersion":"kernelindex.dev/v1alpha1","kind":"BenchmarkRun","metadata":{"name":"NAME"},)"
-      R"("spec":{"implementationDigest":"sha256:)" + std::string(64, '1') +
-      R"(","workloadDigest":"sha256:)" + std::string(64, '2') +
-      R"(","protocolDigest":"sha256:)" + std::string(64, '3') +
-      R"(","environmentDigest":"sha256:)" + std::string(64, '4') +
-      R"(","status":"passed","observedAt":"2026-05-05T05:05:05Z"NATIVE}})";
-  auto make_run = [&](const std::string& name, const std::string& native) {
-    std::string r = run;
-    r.replace(r.find("NAME"), 4, name);
-    r.replace(r.find("NATIVE"), 6, native);
-    return r + "\n";
+  auto make_run = [](const std::string& name, const std::string& native) {
+    return run_document(name, native) + "\n";
   };
   bad += make_run("a-rerun", "");
   bad += make_run("foreign-run", R"(,"sourceNative":{"source":"other-board"})");
@@ -472,6 +472,56 @@ TEST_CASE("import rejects bad documents with their rule and imports the rest",
   CHECK(outcome_of(outcomes, "s").rule == "kind");
   CHECK(outcomes.back().status == ImportStatus::kPresent);
   CHECK(outcomes.back().entry_index == outcomes[outcomes.size() - 2].entry_index);
+}
+
+TEST_CASE("a manifest repeated in the next batches is appended once and answered from its "
+          "first outcome, in input order",
+          "[import][ledger]") {
+  // Batches of 4: a repeat one batch later meets its first while that batch is still being
+  // appended; two batches later, once it is reported. A refused document's repeats are refused.
+  ImportFixture f;
+  const std::string foreign = run_document("far", R"(,"sourceNative":{"source":"other-board"})");
+  std::vector<std::string> docs;
+  for (int i = 0; i < 24; ++i) docs.push_back(project("p" + std::to_string(i)));
+  docs[1] = foreign;
+  // Repeats of documents 0, 1 (the refused one) and 2: in the next batch and two batches on.
+  docs[5] = docs[9] = docs[0];
+  docs[6] = docs[10] = docs[1];
+  docs[7] = docs[11] = docs[2];
+  docs[13] = docs[12];  // and one within a batch
+  std::string text;
+  for (const auto& d : docs) text += d + "\n";
+
+  std::vector<DocumentOutcome> outcomes;
+  ImportTotals t = f.import(text, &outcomes, 4);
+  REQUIRE(outcomes.size() == docs.size());
+  CHECK(t.documents == 24);
+  CHECK(t.added == 16);  // 24 - 3 refused - 5 repeats of added ones
+  CHECK(t.present == 5);
+  CHECK(t.rejected == 3);
+  CHECK(f.ledger->size() == 5 + 16);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    INFO("document " << i);
+    CHECK(outcomes[i].label.find("document " + std::to_string(i + 1) + " ") == 0);
+  }
+  for (size_t repeat : {5, 9}) {
+    CHECK(outcomes[repeat].status == ImportStatus::kPresent);
+    CHECK(outcomes[repeat].entry_index == outcomes[0].entry_index);
+    CHECK(outcomes[repeat].event_id == outcomes[0].event_id);
+  }
+  for (size_t repeat : {7, 11}) {
+    CHECK(outcomes[repeat].status == ImportStatus::kPresent);
+    CHECK(outcomes[repeat].entry_index == outcomes[2].entry_index);
+  }
+  CHECK(outcomes[13].status == ImportStatus::kPresent);
+  CHECK(outcomes[13].entry_index == outcomes[12].entry_index);
+  CHECK(outcomes[1].status == ImportStatus::kRejected);
+  CHECK(outcomes[1].rule == "ledger");
+  for (size_t repeat : {6, 10}) {
+    CHECK(outcomes[repeat].status == ImportStatus::kRejected);
+    CHECK(outcomes[repeat].rule == "ledger");
+    CHECK_THAT(outcomes[repeat].message, Catch::Contains("other-board"));
+  }
 }
 
 }  // namespace
