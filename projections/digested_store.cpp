@@ -50,10 +50,8 @@ Result<ProjectionAccumulator> DigestTracker::update(const KeyValueStore& store, 
   }
   std::string added;
   std::vector<std::array<size_t, 3>> added_records;
-  for (const std::string& key : changed_) {
-    auto now = store.get(key);
-    if (!now) return now.error();  // the tracker is then unusable: its transaction aborts
-    if (*now) keep_record(added, added_records, key, **now);
+  for (const auto& [key, latest] : changed_) {
+    if (latest) keep_record(added, added_records, key, *latest);
   }
   sums_->unmerge(sum_records(removed_, removed_records_, pool));
   sums_->merge(sum_records(added, added_records, pool));
@@ -73,14 +71,17 @@ void DigestTracker::forget() {
 Status DigestTracker::before_write(const KeyValueStore& store, std::string_view key,
                                    std::optional<std::string_view> value) {
   if (!sums_) return Status::ok();  // a full scan will count everything
-  if (changed_.find(key) != changed_.end()) return Status::ok();
+  if (auto it = changed_.find(key); it != changed_.end()) {
+    it->second = value ? std::optional<std::string>(*value) : std::nullopt;
+    return Status::ok();
+  }
   auto current = store.get(key);
   if (!current) return current.error();
   if (current->has_value() == value.has_value() && (!value || **current == *value)) {
     return Status::ok();  // the record stays as it is
   }
   if (*current) keep_record(removed_, removed_records_, key, **current);
-  changed_.emplace(key);
+  changed_.emplace(key, value ? std::optional<std::string>(*value) : std::nullopt);
   return Status::ok();
 }
 

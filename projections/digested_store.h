@@ -3,10 +3,10 @@
 // A DigestTracker holds the accumulator (projections/digest.h) of a store and the keys
 // changed since it was last brought up to date. A DigestedStore is a KeyValueStore decorator
 // through which the fold writes: before the first put or erase of a key it keeps the key's
-// record as it was, and remembers the key. update() then subtracts each kept record and adds
-// each remembered key's current one, so a record written many times between updates (the
+// record as it was, and it remembers the key's latest value. update() then subtracts each kept
+// record and adds each key's latest one, so a record written many times between updates (the
 // "#/next" counter, a run view that several events of one commit touch) is hashed twice, not
-// once per write. With a thread pool, update() hashes on all its threads: a record costs a
+// once per write, and update() reads nothing back from the store. With a thread pool, update() hashes on all its threads: a record costs a
 // SHA-256 and a 2 KiB ChaCha20 expansion, and a commit may change tens of thousands.
 //
 // When the tracker does not know the sums (a store written without it, or emptied and refolded
@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "ledger/thread_pool.h"
@@ -56,8 +56,9 @@ class DigestTracker {
  private:
   friend class DigestedStore;
   // Unless `key` changed since the last update: keeps its record in `store` (if any), to be
-  // subtracted from the sums, and remembers the key. `value` is the value about to be written (nullopt for an
-  // erase): writing back the value a key already has changes nothing, so it is not tracked.
+  // subtracted from the sums. Remembers `value`, the value about to be written (nullopt for an
+  // erase), as the key's latest: writing back the value an untracked key already has changes
+  // nothing, so it is not tracked.
   [[nodiscard]] Status before_write(const KeyValueStore& store, std::string_view key,
                                     std::optional<std::string_view> value);
 
@@ -73,9 +74,10 @@ class DigestTracker {
   // keep nothing): key and value in `removed_` at offset, key length, value length.
   std::string removed_;
   std::vector<std::array<size_t, 3>> removed_records_;
-  // Unordered on purpose: the sums are added mod 2^16, so the order of update()'s additions
-  // cannot show in the digest, and a commit may change tens of thousands of keys.
-  std::unordered_set<std::string, KeyHash, std::equal_to<>> changed_;
+  // Each changed key's latest value (nullopt: erased). Unordered on purpose: the sums are added
+  // mod 2^16, so the order of update()'s additions cannot show in the digest, and a commit may
+  // change tens of thousands of keys.
+  std::unordered_map<std::string, std::optional<std::string>, KeyHash, std::equal_to<>> changed_;
 };
 
 class DigestedStore final : public KeyValueStore {

@@ -13,7 +13,11 @@
 namespace evl {
 
 FoldState::FoldState(ProjectionStore& store)
-    : store_(store), complete_(true), manifests_complete_(true), runs_complete_(true) {
+    : store_(store),
+      complete_(true),
+      manifests_complete_(true),
+      runs_complete_(true),
+      groups_complete_(true) {
   // An empty store (a rebuild, the first event): every key there will be is one of ours.
   Status s = store_.scan("", [&](std::string_view, std::string_view) {
     complete_ = false;
@@ -22,6 +26,7 @@ FoldState::FoldState(ProjectionStore& store)
   if (!s) complete_ = false;  // the lookups will report the store's failure
   manifests_complete_ = complete_;
   runs_complete_ = complete_;
+  groups_complete_ = complete_;
 }
 
 size_t FoldState::DigestHash::operator()(const Digest& d) const {
@@ -60,17 +65,22 @@ Result<RunView*> FoldState::find_run(const Digest& run) {
 
 RunView& FoldState::add_run(RunView view) {
   if (runs_complete_) run_keys_.insert(view.run);
-  Slot<RunView>& slot = runs_[view.run];
-  EVL_ASSERT(!slot.value);
-  slot.value = std::move(view);
-  slot.changed = true;
-  return *slot.value;
+  auto& entry = *runs_.try_emplace(view.run).first;
+  EVL_ASSERT(!entry.second.value);
+  entry.second.value = std::move(view);
+  mark_run_changed(entry);
+  return *entry.second.value;
 }
 
 void FoldState::run_changed(const RunView& view) {
   auto it = runs_.find(view.run);
   EVL_ASSERT(it != runs_.end() && it->second.value && &*it->second.value == &view);
-  it->second.changed = true;
+  mark_run_changed(*it);
+}
+
+void FoldState::mark_run_changed(DigestMap<RunView>::value_type& entry) {
+  if (!entry.second.changed) changed_runs_.push_back(&entry);
+  entry.second.changed = true;
 }
 
 FoldState::KnownManifest FoldState::known(const Json& summary) {
@@ -115,6 +125,7 @@ void FoldState::put_manifest(ManifestRecord record, const ManifestFacts& facts) 
 }
 
 Result<GroupRecord*> FoldState::find_group(const Digest& key) {
+  if (groups_complete_ && !complete_ && groups_.find(key) == groups_.end()) return nullptr;
   return find(groups_, key, store_keys::group,
               [&](std::string_view text) { return parse_group_record(key, text); });
 }
@@ -244,21 +255,18 @@ Status FoldState::flush(ThreadPool* pool) {
 
 Status FoldState::flush_runs(ThreadPool* pool) {
   constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
-  std::vector<DigestMap<RunView>::value_type*> changed;
-  for (auto& entry : runs_) {
-    if (entry.second.changed) changed.push_back(&entry);
-  }
-  if (pool == nullptr || pool->size() < 2 || changed.size() < kParallelFrom) {
-    return flush_changed(runs_, [&](const Digest& run, const auto& view) {
-      return store_.put(store_keys::run(run), run_view_text(*view));
-    });
-  }
+  std::vector<DigestMap<RunView>::value_type*> changed = std::move(changed_runs_);
+  changed_runs_.clear();
   std::sort(changed.begin(), changed.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });
   // Views are never erased: every changed slot holds one.
   std::vector<std::string> texts(changed.size());
-  pool->parallel_for(changed.size(),
-                     [&](size_t i) { texts[i] = run_view_text(*changed[i]->second.value); });
+  auto encode = [&](size_t i) { texts[i] = run_view_text(*changed[i]->second.value); };
+  if (pool != nullptr && pool->size() > 1 && changed.size() >= kParallelFrom) {
+    pool->parallel_for(changed.size(), encode);
+  } else {
+    for (size_t i = 0; i < changed.size(); ++i) encode(i);
+  }
   for (size_t i = 0; i < changed.size(); ++i) {
     EVL_RETURN_IF_ERROR(store_.put(store_keys::run(changed[i]->first), texts[i]));
     changed[i]->second.changed = false;
@@ -268,8 +276,7 @@ Status FoldState::flush_runs(ThreadPool* pool) {
 
 void FoldState::forget() {
   runs_.clear();
-  groups_.clear();
-  next_.reset();
+  changed_runs_.clear();
   text_.clear();
   complete_ = false;
 }

@@ -10,7 +10,8 @@
 //
 // When the store is empty at construction, the state knows every key there is, and a lookup
 // that misses does not ask the store; forget() gives that up to free memory, except for the
-// manifests, whose facts it keeps, and for which runs have views (a set of their digests).
+// manifests, whose facts it keeps, for which runs have views (a set of their digests), and for
+// the group records and the next index, which it keeps (a few hundred bytes per group).
 //
 // Lifetimes: pointers returned by find_run/find_manifest/find_group and references from
 // add_run stay valid until forget() or the FoldState's destruction (map nodes do not move).
@@ -71,8 +72,8 @@ class FoldState {
   // Writes every changed record to the store, in key order. With a pool, many changed run views
   // are serialized on all its threads first (the records written are the same).
   [[nodiscard]] Status flush(ThreadPool* pool = nullptr);
-  // Drops every record (flush() first): later lookups read the store again, except that the
-  // facts of the manifests are kept (about 80 bytes each, more for those with facts).
+  // Drops the records (flush() first): later lookups read the store again, except for what the
+  // state keeps (see above; about 80 bytes per manifest, more for those with facts).
   void forget();
 
  private:
@@ -107,14 +108,17 @@ class FoldState {
   template <typename T, typename Encode>
   Status flush_changed(DigestMap<T>& map, const Encode& encode);
   Status flush_runs(ThreadPool* pool);
+  void mark_run_changed(typename DigestMap<RunView>::value_type& entry);
   Status flush_text_below(TextMap::iterator& at, std::string_view bound);
 
   ProjectionStore& store_;
   bool complete_;            // every key of the store is known here
   bool manifests_complete_;  // every manifest of the store is in facts_
   bool runs_complete_;       // every run view of the store is in run_keys_
+  bool groups_complete_;     // every group record of the store is in groups_
   std::unordered_set<Digest, DigestHash> run_keys_;  // runs with views, while runs_complete_
   DigestMap<RunView> runs_;
+  std::vector<DigestMap<RunView>::value_type*> changed_runs_;  // in runs_, until flush()
   DigestMap<ManifestRecord> manifests_;  // registered, until flush() writes them
   std::unordered_map<Digest, KnownManifest, DigestHash> facts_;
   DigestMap<GroupRecord> groups_;
