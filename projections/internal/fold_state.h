@@ -11,7 +11,8 @@
 // When the store is empty at construction, the state knows every key there is, and a lookup
 // that misses does not ask the store; forget() gives that up to free memory, except for the
 // manifests, whose facts it keeps, for which runs have views (a set of their digests), and for
-// the group records and the next index, which it keeps (a few hundred bytes per group).
+// the group records, the next index and the waiting and orphan records (w/, o/: what waits for
+// a manifest or a run), which it keeps: the fold reads those for nearly every event.
 //
 // Lifetimes: pointers returned by find_run/find_manifest/find_group and references from
 // add_run stay valid until forget() or the FoldState's destruction (map nodes do not move).
@@ -28,6 +29,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "ledger/thread_pool.h"
 #include "projections/internal/groups.h"
@@ -36,6 +39,18 @@
 #include "projections/store.h"
 
 namespace evl {
+
+// Changed records taken out of a FoldState, for another thread to write (a rebuild writes on
+// the thread that owns the store while the fold goes on): write() puts exactly what
+// FoldState::flush() would have, each list in key order.
+struct FoldChanges {
+  std::optional<uint64_t> next;
+  std::vector<std::pair<std::string, std::optional<std::string>>> text;  // nullopt: erase
+  std::vector<std::pair<Digest, std::optional<GroupRecord>>> groups;     // nullopt: erase
+  std::vector<ManifestRecord> manifests;
+  std::vector<RunView> runs;
+  [[nodiscard]] Status write(ProjectionStore& store, ThreadPool* pool) const;
+};
 
 class FoldState {
  public:
@@ -72,6 +87,10 @@ class FoldState {
   // Writes every changed record to the store, in key order. With a pool, many changed run views
   // are serialized on all its threads first (the records written are the same).
   [[nodiscard]] Status flush(ThreadPool* pool = nullptr);
+
+  // Takes the changed records out and then forgets, as flush() and forget() would; the store
+  // must receive them (FoldChanges::write) before the state reads it again.
+  FoldChanges take_changes();
   // Drops the records (flush() first): later lookups read the store again, except for what the
   // state keeps (see above; about 80 bytes per manifest, more for those with facts).
   void forget();
@@ -105,17 +124,21 @@ class FoldState {
   template <typename T, typename Decode>
   Result<T*> find(DigestMap<T>& map, const Digest& digest,
                   std::string (*key_of)(const Digest&), const Decode& decode);
-  template <typename T, typename Encode>
-  Status flush_changed(DigestMap<T>& map, const Encode& encode);
-  Status flush_runs(ThreadPool* pool);
   void mark_run_changed(typename DigestMap<RunView>::value_type& entry);
-  Status flush_text_below(TextMap::iterator& at, std::string_view bound);
+  friend struct FoldChanges;
+  struct Writes;
+  // The changed entries of `map`, in key order.
+  template <typename T>
+  static std::vector<typename DigestMap<T>::value_type*> changed_in(DigestMap<T>& map);
+  // After the changed records are written: nothing is changed, erased text is forgotten.
+  void mark_written();
 
   ProjectionStore& store_;
   bool complete_;            // every key of the store is known here
   bool manifests_complete_;  // every manifest of the store is in facts_
   bool runs_complete_;       // every run view of the store is in run_keys_
   bool groups_complete_;     // every group record of the store is in groups_
+  bool kept_complete_;       // every waiting and orphan record of the store is in text_
   std::unordered_set<Digest, DigestHash> run_keys_;  // runs with views, while runs_complete_
   DigestMap<RunView> runs_;
   std::vector<DigestMap<RunView>::value_type*> changed_runs_;  // in runs_, until flush()
