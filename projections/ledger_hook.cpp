@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <functional>
-#include <atomic>
 #include <condition_variable>
-#include <deque>
-#include <future>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -17,7 +14,6 @@
 #include "ledger/thread_pool.h"
 #include "projections/digest.h"
 #include "projections/digested_store.h"
-#include "projections/internal/fold_state.h"
 #include "projections/internal/prepared.h"
 #include "projections/projector.h"
 #include "projections/query.h"
@@ -111,272 +107,111 @@ Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
   return Status::ok();
 }
 
-// A rebuild's fold, on a thread of its own. LMDB lets only the thread that began a write
-// transaction use it, so that thread (the owner, which calls run()) keeps every use of the
-// transaction: it reads the log in chunks, writes the records the fold hands over (write()) and
-// answers the fold's reads of the state (store()), in the order they were asked, so a read sees
-// every write queued before it. A second thread decodes and prepares each chunk (the canonical
-// checks, the id's hash, the manifests' parsing and summaries) a chunk ahead of the fold thread,
-// which applies the events. FoldState keeps what the fold reads for nearly every event, so the
-// fold seldom waits for the owner, and the owner's writes overlap the fold.
-class FoldPipeline {
+// Runs one job at a time on a thread of its own, or inline when no thread can be started.
+class Worker {
  public:
-  FoldPipeline(AppendContext& context, ThreadPool& pool)
-      : context_(context), pool_(pool), remote_(*this) {}
-
-  // The state as the fold thread sees it: each read waits for the owner's answer.
-  ProjectionStore& store() { return remote_; }
-
-  // Fold thread: queues records for the owner to write, after waiting while two are queued.
-  Status write(std::unique_ptr<FoldChanges> changes) {
-    std::shared_ptr<FoldChanges> owned(std::move(changes));
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return queued_writes_ < 2 || failed_; });
-      if (failed_) return failure_;
-      ++queued_writes_;
-    }
-    submit([this, owned] {
-      Status written = failed() ? Status::ok() : owned->write(context_.store, &pool_);
-      std::lock_guard lock(mu_);
-      if (!written) fail_locked(written);
-      --queued_writes_;
-      cv_.notify_all();
-    });
-    return Status::ok();
-  }
-
-  // Owner thread: visits entries [0, size) with `visit` on the fold thread, in order, then
-  // `finish` there; returns the first failure of either thread.
-  Status run(uint64_t size, const BodyVisitor& visit, const std::function<Status()>& finish) {
-    std::thread decoder, fold;
+  Worker() {
     try {
-      decoder = std::thread([&] { decode_all(); });
-      fold = std::thread([&] {
-        Status folded = fold_all(visit);
-        if (folded) folded = finish();
-        std::lock_guard lock(mu_);
-        if (!folded) fail_locked(folded);
-        fold_done_ = true;
-        owner_cv_.notify_all();
-      });
-    } catch (const std::system_error& e) {
-      {
-        std::lock_guard lock(mu_);
-        fail_locked(io_error(std::string("cannot start the rebuild's threads: ") + e.what() +
-                             "; free some threads or memory and rebuild again"));
-      }
-      if (decoder.joinable()) decoder.join();
-      return failure();
+      thread_ = std::thread([this] { loop(); });
+    } catch (const std::system_error&) {  // EAGAIN: the jobs run inline
     }
-    EntryChunk chunk;
-    chunk.bytes.reserve(kChunkEntries * 2304);
-    chunk.ends.reserve(kChunkEntries);
-    Status scanned = context_.scan(0, size, [&](uint64_t, ByteView bytes) -> Status {
-      chunk.bytes.insert(chunk.bytes.end(), bytes.begin(), bytes.end());
-      chunk.ends.push_back(chunk.bytes.size());
-      if (chunk.ends.size() == kChunkEntries) return hand_over(chunk);
-      if (has_tasks_.load(std::memory_order_relaxed)) serve_until([] { return true; });
-      return Status::ok();
-    });
-    if (scanned && !chunk.ends.empty()) scanned = hand_over(chunk);
+  }
+  ~Worker() {
     {
       std::lock_guard lock(mu_);
-      if (!scanned) fail_locked(scanned);
-      scan_done_ = true;
-      cv_.notify_all();
+      stop_ = true;
     }
-    serve_until([&] { return fold_done_; });
-    fold.join();
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Starts `job` once the previous one has finished.
+  void start(std::function<void()> job) {
+    wait();
+    if (!thread_.joinable()) return job();
     {
       std::lock_guard lock(mu_);
-      if (!decode_done_) fail_locked(corrupt("the rebuild's fold ended before its log"));
+      job_ = std::move(job);
     }
-    decoder.join();
-    std::lock_guard lock(mu_);
-    return failed_ ? failure_ : Status::ok();
+    wake_.notify_all();
+  }
+  // Returns when no job is running.
+  void wait() {
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return !job_; });
   }
 
  private:
-  static constexpr size_t kChunkEntries = 512;
-  static constexpr size_t kChunksAhead = 3;   // copied out of the log, not yet decoding
-  static constexpr size_t kDecodedAhead = 4;  // decoded, not yet folded
-
-  // Reads through the owner.
-  class RemoteStore final : public KeyValueStore {
-   public:
-    explicit RemoteStore(FoldPipeline& pipeline) : pipeline_(pipeline) {}
-    Result<std::optional<std::string>> get(std::string_view key) const override {
-      Result<std::optional<std::string>> out = std::optional<std::string>();
-      Status asked = pipeline_.ask([&](KeyValueStore& store) {
-        out = store.get(key);
-        return out ? Status::ok() : out.error();
-      });
-      if (!asked) return asked;
-      return out;
-    }
-    Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
-      return pipeline_.ask([&](KeyValueStore& store) { return store.scan(prefix, visit); });
-    }
-    Status put(std::string_view, std::string_view) override { return unwritable(); }
-    Status erase(std::string_view) override { return unwritable(); }
-
-   private:
-    static Status unwritable() {
-      return usage_error("a rebuild's fold writes the state through FoldPipeline::write only");
-    }
-    FoldPipeline& pipeline_;
-  };
-
-  bool failed() {
-    std::lock_guard lock(mu_);
-    return failed_;
-  }
-  void fail_locked(const Status& s) {
-    if (!failed_) failure_ = s;
-    failed_ = true;
-    owner_cv_.notify_all();
-    cv_.notify_all();
-  }
-
-  // Queues a task for the owner; its effects are visible to the caller once it has run.
-  void submit(std::function<void()> task) {
-    std::lock_guard lock(mu_);
-    tasks_.push_back(std::move(task));
-    has_tasks_.store(true, std::memory_order_relaxed);
-    owner_cv_.notify_all();
-  }
-
-  // Fold thread: runs `read` on the owner and waits for it.
-  Status ask(const std::function<Status(KeyValueStore&)>& read) {
-    std::promise<Status> answer;
-    auto answered = answer.get_future();
-    submit([&] { answer.set_value(failed() ? Status(failure()) : read(context_.store)); });
-    return answered.get();
-  }
-  Status failure() {
-    std::lock_guard lock(mu_);
-    return failure_;
-  }
-
-  // Owner: runs queued tasks, in order, until `done` holds (checked with mu_ held).
-  void serve_until(const std::function<bool()>& done) {
+  void loop() {
     std::unique_lock lock(mu_);
     for (;;) {
-      while (!tasks_.empty()) {
-        std::function<void()> task = std::move(tasks_.front());
-        tasks_.pop_front();
-        if (tasks_.empty()) has_tasks_.store(false, std::memory_order_relaxed);
-        lock.unlock();
-        task();
-        lock.lock();
-      }
-      if (done()) return;
-      owner_cv_.wait(lock, [&] { return !tasks_.empty() || done(); });
+      wake_.wait(lock, [&] { return stop_ || job_; });
+      if (!job_) return;
+      lock.unlock();
+      job_();
+      lock.lock();
+      job_ = nullptr;
+      done_.notify_all();
     }
   }
 
-  // Owner: passes a chunk of copied entries to the fold thread, serving tasks while it waits
-  // for room.
-  Status hand_over(EntryChunk& chunk) {
-    serve_until([&] { return raw_.size() < kChunksAhead || failed_; });
-    std::lock_guard lock(mu_);
-    if (failed_) return failure_;
-    const uint64_t next = chunk.first + chunk.ends.size();
-    raw_.push_back(std::move(chunk));
-    cv_.notify_all();
-    // The next chunk reuses a buffer the fold thread is done with (no growth, no fresh pages).
-    if (spare_.empty()) {
-      chunk = EntryChunk{};
-      chunk.bytes.reserve(kChunkEntries * 2304);
-      chunk.ends.reserve(kChunkEntries);
-    } else {
-      chunk = std::move(spare_.back());
-      spare_.pop_back();
-      chunk.bytes.clear();
-      chunk.ends.clear();
-    }
-    chunk.first = next;
-    return Status::ok();
-  }
-
-
-  // Decoding thread: the next chunk of copied entries; nullopt after the last or on failure.
-  std::optional<EntryChunk> next_chunk() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !raw_.empty() || scan_done_ || failed_; });
-    if (failed_ || raw_.empty()) return std::nullopt;
-    EntryChunk chunk = std::move(raw_.front());
-    raw_.pop_front();
-    owner_cv_.notify_all();
-    return chunk;
-  }
-
-  // Decoding thread: decodes and prepares each chunk, up to kDecodedAhead ahead of the fold,
-  // and frees the chunks the fold is done with, here, where most of their memory was allocated
-  // (a free into another thread's malloc arena takes its lock).
-  void decode_all() {
-    for (;;) {
-      std::optional<EntryChunk> chunk = next_chunk();
-      std::vector<std::vector<DecodedEntry>> done;
-      {
-        std::lock_guard lock(mu_);
-        done.swap(visited_);
-      }
-      done.clear();
-      if (!chunk) break;
-      std::vector<DecodedEntry> decoded = decode_chunk(*chunk);
-      std::unique_lock lock(mu_);
-      spare_.push_back(std::move(*chunk));  // for the owner to fill again
-      cv_.wait(lock, [&] { return decoded_.size() < kDecodedAhead || failed_; });
-      if (failed_) break;
-      decoded_.push_back(std::move(decoded));
-      cv_.notify_all();
-    }
-    std::lock_guard lock(mu_);
-    decode_done_ = true;
-    cv_.notify_all();
-  }
-
-  // Fold thread: the next decoded chunk; nullopt after the last or on failure.
-  std::optional<std::vector<DecodedEntry>> next_decoded() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !decoded_.empty() || decode_done_ || failed_; });
-    if (failed_ || decoded_.empty()) return std::nullopt;
-    std::vector<DecodedEntry> chunk = std::move(decoded_.front());
-    decoded_.pop_front();
-    cv_.notify_all();
-    return chunk;
-  }
-
-  // Fold thread: visits the decoded chunks in order, handing each back to be freed.
-  Status fold_all(const BodyVisitor& visit) {
-    while (auto chunk = next_decoded()) {
-      Status visited = visit_chunk(*chunk, visit);
-      std::lock_guard lock(mu_);
-      visited_.push_back(std::move(*chunk));
-      if (!visited) return visited;
-    }
-    return failed() ? failure() : Status::ok();
-  }
-
-  AppendContext& context_;
-  ThreadPool& pool_;
-  RemoteStore remote_;
   std::mutex mu_;
-  std::condition_variable owner_cv_;          // the owner waits on it
-  std::deque<std::function<void()>> tasks_;  // for the owner, in order
-  std::atomic<bool> has_tasks_{false};
-  std::condition_variable cv_;                // the decoding and fold threads wait on it
-  std::deque<EntryChunk> raw_;                // copied, for the decoding thread, in order
-  std::vector<EntryChunk> spare_;             // decoded, for the owner to fill again
-  std::deque<std::vector<DecodedEntry>> decoded_;  // for the fold thread, in order
-  std::vector<std::vector<DecodedEntry>> visited_;  // for the decoding thread to free
-  bool scan_done_ = false, decode_done_ = false, fold_done_ = false;
-  size_t queued_writes_ = 0;
-  bool failed_ = false;
-  Status failure_;
+  std::condition_variable wake_, done_;
+  std::function<void()> job_;  // set while a job runs
+  bool stop_ = false;
+  std::thread thread_;
 };
+
+// Visits the decoded entries [0, size) of the log in order, with their event ids and prepared
+// manifests. Decoding (the canonical-form checks, the id's hash, the manifests' parsing and
+// summaries) runs on a second thread, a chunk ahead of the visits: the scan copies each chunk
+// of entries out of the transaction, which only this thread may read. The entries a visit is
+// done with are freed on that thread too, where most of their memory was allocated (a free
+// into another thread's malloc arena takes its lock).
+Status scan_bodies(AppendContext& context, uint64_t size, const BodyVisitor& visit) {
+  constexpr size_t kChunk = 512;
+  EntryChunk copies, decoding;  // filling, and being decoded (their buffers are reused)
+  // decoded: the job's result; visited: the chunk visited last; garbage: the job frees it.
+  std::vector<DecodedEntry> decoded, visited, garbage;
+  Worker worker;  // destroyed (joined) first
+  auto hand_over = [&]() -> Status {
+    worker.wait();
+    std::vector<DecodedEntry> ready = std::move(decoded);
+    decoded.clear();
+    garbage = std::move(visited);
+    visited.clear();
+    if (!copies.ends.empty()) {
+      const uint64_t next_first = copies.first + copies.ends.size();
+      std::swap(copies, decoding);
+      copies.first = next_first;
+      copies.bytes.clear();
+      copies.ends.clear();
+      worker.start([&] {
+        garbage.clear();
+        decoded = decode_chunk(decoding);
+      });
+    } else {
+      worker.start([&] { garbage.clear(); });
+    }
+    Status s = visit_chunk(ready, visit);  // while the next chunk decodes
+    visited = std::move(ready);
+    return s;
+  };
+  EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t, ByteView bytes) -> Status {
+    copies.bytes.insert(copies.bytes.end(), bytes.begin(), bytes.end());
+    copies.ends.push_back(copies.bytes.size());
+    return copies.ends.size() == kChunk ? hand_over() : Status::ok();
+  }));
+  EVL_RETURN_IF_ERROR(hand_over());
+  EVL_RETURN_IF_ERROR(hand_over());
+  worker.wait();
+  garbage = std::move(visited);
+  worker.start([&] { garbage.clear(); });
+  worker.wait();
+  return Status::ok();
+}
 
 Status clear(KeyValueStore& store) {
   std::vector<std::string> keys;
@@ -466,8 +301,7 @@ class ProjectionHook final : public AppendHook {
 
 
   Status rebuild(AppendContext& context, uint64_t size) override {
-    // The whole state is written again: its sums come from one scan at seal() (following each
-    // write instead cost more: a lookup per key and a second hash of each rewritten record).
+    // The whole state is written again: its sums come from one scan at seal().
     tracker_.emplace(std::nullopt);
     // One pass folds each event with the key state at its position, which also gives its void
     // cause as long as no compromise has voided anything: that key state and the final one
@@ -475,27 +309,34 @@ class ProjectionHook final : public AppendHook {
     // finishes the key state, and a second pass folds again with the final key state's voids.
     KeyPolicy keys;
     bool voided = false;
-    EVL_RETURN_IF_ERROR(fold_log(context, size, [&](ProjectionBatch*& batch, uint64_t index,
-                                                    const Digest& id, const EventBody& body,
-                                                    PreparedManifest* prepared) -> Status {
+    auto batch = std::make_unique<ProjectionBatch>(context.store, &pool());
+    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
+                                                       const EventBody& body,
+                                                       PreparedManifest* prepared) -> Status {
       keys.apply(index, body);
       if (voided) return Status::ok();
       if (is_key_event(body) && keys.voids_anything()) {
         voided = true;
-        batch = nullptr;  // what it has not handed over is dropped
+        batch.reset();  // what it has not written yet is dropped
         return Status::ok();
       }
-      return batch->apply(projected(index, id, body, keys, keys, prepared));
+      EVL_RETURN_IF_ERROR(batch->apply(projected(index, id, body, keys, keys, prepared)));
+      return (index + 1) % batch_events_ == 0 ? batch->flush_and_forget() : Status::ok();
     }));
-    if (!voided) return Status::ok();
+    if (!voided) return batch->flush();
     EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
     const KeyPolicy final_keys = std::move(keys);
     KeyPolicy running;
-    return fold_log(context, size, [&](ProjectionBatch*& batch, uint64_t index, const Digest& id,
-                                       const EventBody& body, PreparedManifest* prepared) {
+    ProjectionBatch second(context.store, &pool());
+    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
+                                                       const EventBody& body,
+                                                       PreparedManifest* prepared) -> Status {
       running.apply(index, body);
-      return batch->apply(projected(index, id, body, running, final_keys, prepared));
-    });
+      EVL_RETURN_IF_ERROR(
+          second.apply(projected(index, id, body, running, final_keys, prepared)));
+      return (index + 1) % batch_events_ == 0 ? second.flush_and_forget() : Status::ok();
+    }));
+    return second.flush();
   }
 
   Result<uint64_t> applied_size(const KeyValueStore& store) const override {
@@ -537,36 +378,6 @@ class ProjectionHook final : public AppendHook {
   }
 
  private:
-  // Folds entries [0, size) into the store on a FoldPipeline: `apply` gets a batch over the
-  // pipeline's store (it may drop it: nothing more is written), and every batch_events_
-  // entries the batch hands its records to the owner to write.
-  using ApplyFn = std::function<Status(ProjectionBatch*& batch, uint64_t index, const Digest& id,
-                                       const EventBody& body, PreparedManifest* prepared)>;
-  Status fold_log(AppendContext& context, uint64_t size, const ApplyFn& apply) {
-    FoldPipeline pipeline(context, pool());
-    std::unique_ptr<ProjectionBatch> owned;
-    ProjectionBatch* batch = nullptr;
-    bool dropped = false;
-    auto hand_over = [&]() -> Status {
-      return batch != nullptr ? pipeline.write(batch->take_changes()) : Status::ok();
-    };
-    return pipeline.run(
-        size,
-        [&](uint64_t index, const Digest& id, const EventBody& body,
-            PreparedManifest* prepared) -> Status {
-          if (!owned && !dropped) {
-            owned = std::make_unique<ProjectionBatch>(pipeline.store());
-            batch = owned.get();
-          }
-          if (batch != nullptr) {
-            EVL_RETURN_IF_ERROR(apply(batch, index, id, body, prepared));
-            if (batch == nullptr) dropped = true;
-          }
-          return (index + 1) % batch_events_ == 0 ? hand_over() : Status::ok();
-        },
-        hand_over);
-  }
-
   // The tracker of this transaction, from the stored sums on its first use.
   Status start(AppendContext& context) {
     if (tracker_) return Status::ok();

@@ -6,12 +6,11 @@
 // rebuild the whole state from the log (in the same transaction), so the incremental state
 // always equals a fresh fold of the same prefix: each event is folded with its author as the
 // key state at its position knew it (names, scopes) and its void cause as the key state of the
-// whole prefix gives it. A rebuild folds the log in batches and writes each changed record once
-// per batch, on three threads: the one that called it (it alone may use the write transaction)
-// reads the log and writes the records, a second decodes and prepares the entries, a third
-// folds them; each appended entry writes what it changed in the append transaction. The
-// ledger's checking threads prepare each appended manifest (AppendHook::prepare), and a seal
-// serializes run views and hashes changed records on a pool of its own.
+// whole prefix gives it. A rebuild folds the log in batches, decoding and preparing the entries
+// on a second thread, and writes each changed record once per batch; each appended entry writes
+// what it changed in the append transaction. The ledger's checking threads prepare each
+// appended manifest (AppendHook::prepare), and a seal serializes run views and hashes changed
+// records on a pool of its own.
 //
 // The hook keeps the projection digest (projections/digest.h) as it goes: every write of the
 // fold passes through a DigestedStore (projections/digested_store.h), and seal() folds the
@@ -39,8 +38,7 @@ namespace evl {
 
 struct ProjectionHookOptions {
   // A rebuild keeps the records of this many events in memory (about 5 KB per event of a
-  // catalog), then hands them to be written and drops them (up to two batches wait to be
-  // written): its memory is bounded whatever the log's length.
+  // catalog), then writes them and drops them: its memory is bounded whatever the log's length.
   uint64_t rebuild_batch_events = 16384;
 };
 

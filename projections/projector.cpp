@@ -242,10 +242,6 @@ Status ProjectionBatch::apply(const ProjectedEvent& event) { return apply_event(
 
 Status ProjectionBatch::flush() { return state_->flush(pool_); }
 
-std::unique_ptr<FoldChanges> ProjectionBatch::take_changes() {
-  return std::make_unique<FoldChanges>(state_->take_changes());
-}
-
 Status ProjectionBatch::flush_and_forget() {
   EVL_RETURN_IF_ERROR(state_->flush(pool_));
   state_->forget();

@@ -58,7 +58,6 @@ struct ProjectedEvent {
 };
 
 class FoldState;
-struct FoldChanges;  // projections/internal/fold_state.h
 class ThreadPool;
 
 class Projector {
@@ -86,10 +85,6 @@ class ProjectionBatch {
   [[nodiscard]] Status apply(const ProjectedEvent& event);
   [[nodiscard]] Status flush();
   [[nodiscard]] Status flush_and_forget();
-  // What flush_and_forget() would write, taken out for another thread to write: the store must
-  // receive it (FoldChanges::write) before the batch reads the store again (a rebuild queues
-  // the writes and the batch's reads to one thread, in order).
-  [[nodiscard]] std::unique_ptr<FoldChanges> take_changes();
 
  private:
   std::unique_ptr<FoldState> state_;

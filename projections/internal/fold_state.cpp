@@ -215,119 +215,76 @@ Status FoldState::scan(std::string_view prefix, const ProjectionVisitor& visit) 
   return Status::ok();
 }
 
-// The records one flush writes, each list in key order.
-struct FoldState::Writes {
-  std::optional<uint64_t> next;
-  std::vector<std::pair<std::string_view, const std::optional<std::string>*>> text;
-  std::vector<std::pair<const Digest*, const std::optional<GroupRecord>*>> groups;
-  std::vector<const ManifestRecord*> manifests;
-  std::vector<const RunView*> runs;
-
-  // In key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/). Many run views are
-  // serialized on the pool's threads first.
-  Status write(ProjectionStore& store, ThreadPool* pool) const {
-    if (next) EVL_RETURN_IF_ERROR(store.put(store_keys::kNext, std::to_string(*next)));
-    size_t t = 0;
-    auto text_below = [&](std::string_view bound) -> Status {
-      for (; t < text.size() && (bound.empty() || text[t].first < bound); ++t) {
-        const auto& [key, value] = text[t];
-        EVL_RETURN_IF_ERROR(*value ? store.put(key, **value) : store.erase(key));
-      }
-      return Status::ok();
-    };
-    EVL_RETURN_IF_ERROR(text_below(store_keys::kGroups));
-    for (const auto& [key, group] : groups) {
-      EVL_RETURN_IF_ERROR(*group ? store.put(store_keys::group(*key), group_record_text(**group))
-                                 : store.erase(store_keys::group(*key)));
+Status FoldState::flush_text_below(TextMap::iterator& at, std::string_view bound) {
+  while (at != text_.end() && (bound.empty() || at->first < bound)) {
+    TextSlot& slot = at->second;
+    if (slot.changed) {
+      EVL_RETURN_IF_ERROR(slot.value ? store_.put(at->first, *slot.value)
+                                     : store_.erase(at->first));
+      slot.changed = false;
     }
-    EVL_RETURN_IF_ERROR(text_below(store_keys::kManifests));
-    for (const ManifestRecord* m : manifests) {
-      EVL_RETURN_IF_ERROR(store.put(store_keys::manifest(m->digest), manifest_record_text(*m)));
-    }
-    EVL_RETURN_IF_ERROR(text_below(store_keys::kRuns));
-    constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
-    std::vector<std::string> texts(runs.size());
-    auto encode = [&](size_t i) { texts[i] = run_view_text(*runs[i]); };
-    if (pool != nullptr && pool->size() > 1 && runs.size() >= kParallelFrom) {
-      pool->parallel_for(runs.size(), encode);
-    } else {
-      for (size_t i = 0; i < runs.size(); ++i) encode(i);
-    }
-    for (size_t i = 0; i < runs.size(); ++i) {
-      EVL_RETURN_IF_ERROR(store.put(store_keys::run(runs[i]->run), texts[i]));
-    }
-    return text_below("");
+    // An erased key is now absent from the store as well: nothing to remember.
+    at = slot.value ? std::next(at) : text_.erase(at);
   }
-};
+  return Status::ok();
+}
 
-template <typename T>
-std::vector<typename FoldState::DigestMap<T>::value_type*> FoldState::changed_in(
-    DigestMap<T>& map) {
+template <typename T, typename Encode>
+Status FoldState::flush_changed(DigestMap<T>& map, const Encode& encode) {
   std::vector<typename DigestMap<T>::value_type*> changed;
   for (auto& entry : map) {
     if (entry.second.changed) changed.push_back(&entry);
   }
   std::sort(changed.begin(), changed.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });
-  return changed;
-}
-
-Status FoldState::flush(ThreadPool* pool) {
-  Writes w;
-  if (next_ && next_->changed) w.next = *next_->value;
-  for (auto& [key, slot] : text_) {
-    if (slot.changed) w.text.emplace_back(key, &slot.value);
+  for (auto* entry : changed) {
+    EVL_RETURN_IF_ERROR(encode(entry->first, entry->second.value));
+    entry->second.changed = false;
   }
-  auto groups = changed_in(groups_);
-  for (auto* g : groups) w.groups.emplace_back(&g->first, &g->second.value);
-  auto manifests = changed_in(manifests_);
-  for (auto* m : manifests) w.manifests.push_back(&*m->second.value);
-  std::sort(changed_runs_.begin(), changed_runs_.end(),
-            [](const auto* a, const auto* b) { return a->first < b->first; });
-  // Views are never erased: every changed slot holds one.
-  for (auto* r : changed_runs_) w.runs.push_back(&*r->second.value);
-  EVL_RETURN_IF_ERROR(w.write(store_, pool));
-  mark_written();
   return Status::ok();
 }
 
-void FoldState::mark_written() {
-  if (next_) next_->changed = false;
-  for (auto it = text_.begin(); it != text_.end();) {
-    it->second.changed = false;
-    // An erased key is now absent from the store as well: nothing to remember.
-    it = it->second.value ? std::next(it) : text_.erase(it);
+Status FoldState::flush(ThreadPool* pool) {
+  // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/).
+  if (next_ && next_->changed) {
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::kNext, std::to_string(*next_->value)));
+    next_->changed = false;
   }
-  for (auto& entry : groups_) entry.second.changed = false;
+  auto text = text_.begin();
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kGroups));
+  EVL_RETURN_IF_ERROR(flush_changed(groups_, [&](const Digest& key, const auto& group) {
+    return group ? store_.put(store_keys::group(key), group_record_text(*group))
+                 : store_.erase(store_keys::group(key));
+  }));
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kManifests));
+  EVL_RETURN_IF_ERROR(flush_changed(manifests_, [&](const Digest& digest, const auto& record) {
+    return store_.put(store_keys::manifest(digest), manifest_record_text(*record));
+  }));
   manifests_.clear();  // written: reads use facts_
-  for (auto* r : changed_runs_) r->second.changed = false;
+  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kRuns));
+  EVL_RETURN_IF_ERROR(flush_runs(pool));
+  return flush_text_below(text, "");
+}
+
+Status FoldState::flush_runs(ThreadPool* pool) {
+  constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
+  std::vector<DigestMap<RunView>::value_type*> changed = std::move(changed_runs_);
   changed_runs_.clear();
-}
-
-Status FoldChanges::write(ProjectionStore& store, ThreadPool* pool) const {
-  FoldState::Writes w;
-  w.next = next;
-  for (const auto& [key, value] : text) w.text.emplace_back(key, &value);
-  for (const auto& [key, group] : groups) w.groups.emplace_back(&key, &group);
-  for (const ManifestRecord& m : manifests) w.manifests.push_back(&m);
-  for (const RunView& r : runs) w.runs.push_back(&r);
-  return w.write(store, pool);
-}
-
-FoldChanges FoldState::take_changes() {
-  FoldChanges c;
-  if (next_ && next_->changed) c.next = *next_->value;
-  for (auto& [key, slot] : text_) {
-    if (slot.changed) c.text.emplace_back(key, slot.value);
-  }
-  for (auto* g : changed_in(groups_)) c.groups.emplace_back(g->first, g->second.value);
-  for (auto* m : changed_in(manifests_)) c.manifests.push_back(std::move(*m->second.value));
-  std::sort(changed_runs_.begin(), changed_runs_.end(),
+  std::sort(changed.begin(), changed.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });
-  for (auto* r : changed_runs_) c.runs.push_back(std::move(*r->second.value));
-  mark_written();
-  forget();  // the moved views must be read back from the store
-  return c;
+  // Views are never erased: every changed slot holds one.
+  std::vector<std::string> texts(changed.size());
+  auto encode = [&](size_t i) { texts[i] = run_view_text(*changed[i]->second.value); };
+  if (pool != nullptr && pool->size() > 1 && changed.size() >= kParallelFrom) {
+    pool->parallel_for(changed.size(), encode);
+  } else {
+    for (size_t i = 0; i < changed.size(); ++i) encode(i);
+  }
+  for (size_t i = 0; i < changed.size(); ++i) {
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::run(changed[i]->first), texts[i]));
+    changed[i]->second.changed = false;
+  }
+  return Status::ok();
 }
 
 void FoldState::forget() {

@@ -29,8 +29,6 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
-#include <utility>
-#include <vector>
 
 #include "ledger/thread_pool.h"
 #include "projections/internal/groups.h"
@@ -39,18 +37,6 @@
 #include "projections/store.h"
 
 namespace evl {
-
-// Changed records taken out of a FoldState, for another thread to write (a rebuild writes on
-// the thread that owns the store while the fold goes on): write() puts exactly what
-// FoldState::flush() would have, each list in key order.
-struct FoldChanges {
-  std::optional<uint64_t> next;
-  std::vector<std::pair<std::string, std::optional<std::string>>> text;  // nullopt: erase
-  std::vector<std::pair<Digest, std::optional<GroupRecord>>> groups;     // nullopt: erase
-  std::vector<ManifestRecord> manifests;
-  std::vector<RunView> runs;
-  [[nodiscard]] Status write(ProjectionStore& store, ThreadPool* pool) const;
-};
 
 class FoldState {
  public:
@@ -87,10 +73,6 @@ class FoldState {
   // Writes every changed record to the store, in key order. With a pool, many changed run views
   // are serialized on all its threads first (the records written are the same).
   [[nodiscard]] Status flush(ThreadPool* pool = nullptr);
-
-  // Takes the changed records out and then forgets, as flush() and forget() would; the store
-  // must receive them (FoldChanges::write) before the state reads it again.
-  FoldChanges take_changes();
   // Drops the records (flush() first): later lookups read the store again, except for what the
   // state keeps (see above; about 80 bytes per manifest, more for those with facts).
   void forget();
@@ -124,14 +106,11 @@ class FoldState {
   template <typename T, typename Decode>
   Result<T*> find(DigestMap<T>& map, const Digest& digest,
                   std::string (*key_of)(const Digest&), const Decode& decode);
+  template <typename T, typename Encode>
+  Status flush_changed(DigestMap<T>& map, const Encode& encode);
+  Status flush_runs(ThreadPool* pool);
   void mark_run_changed(typename DigestMap<RunView>::value_type& entry);
-  friend struct FoldChanges;
-  struct Writes;
-  // The changed entries of `map`, in key order.
-  template <typename T>
-  static std::vector<typename DigestMap<T>::value_type*> changed_in(DigestMap<T>& map);
-  // After the changed records are written: nothing is changed, erased text is forgotten.
-  void mark_written();
+  Status flush_text_below(TextMap::iterator& at, std::string_view bound);
 
   ProjectionStore& store_;
   bool complete_;            // every key of the store is known here
