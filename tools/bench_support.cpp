@@ -60,7 +60,8 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
   for (const auto& o : (*ledger)->append(setup)) {
     if (!o.status) return o.status;
   }
-  return BenchLedger{std::move(ledger.value()), std::move(importer.value()), options.log_key};
+  return BenchLedger{std::move(ledger.value()), std::move(admin.value()),
+                     std::move(importer.value()), options.log_key};
 }
 
 Bytes manifest_entry(const SecretKey& key, uint64_t n) {

@@ -29,6 +29,7 @@ std::string scratch_dir(const Args& args, const std::string& name);
 
 struct BenchLedger {
   std::unique_ptr<Ledger> ledger;
+  SecretKey admin;  // may grant more keys
   SecretKey importer;
   std::shared_ptr<const SecretKey> log_key;  // to open the ledger again for appending
 };

@@ -46,4 +46,10 @@ expect 0 "rebuild" -- "$E" rebuild --ledger "$L" --json
 contains "$T/out" '"identical":true' "a rebuild equals the incremental projections"
 expect 0 "verify" -- "$E" verify --ledger "$L"
 
+# The evidence benchmark runs end to end on a small catalog, its activity included.
+expect 0 "bench import (small)" -- "$E" bench import --entries 200 --memory-events 0 --json --dir "$T/bench"
+contains "$T/out" '"manifestsPerSecond":' "bench import reports the import rate"
+contains "$T/out" '"rebuildWithActivity":{"events":' "bench import rebuilds with activity too"
+grep -q '"activityEvents":0,' "$T/out" && bad "bench import appended no activity" || ok
+
 finish
