@@ -163,16 +163,21 @@ Result<std::optional<uint64_t>> FoldState::next() {
 
 void FoldState::set_next(uint64_t next) { next_ = Slot<uint64_t>{next, true}; }
 
+FoldState::TextMap::iterator FoldState::text_slot(std::string_view key) {
+  // One descent of the tree, whether the key is new (most are) or not.
+  auto it = text_.lower_bound(key);
+  if (it == text_.end() || it->first != key) it = text_.emplace_hint(it, key, TextSlot{});
+  return it;
+}
+
 void FoldState::put(std::string_view key, std::string_view value) {
-  auto it = text_.find(key);
-  if (it == text_.end()) it = text_.emplace(std::string(key), TextSlot{}).first;
+  auto it = text_slot(key);
   it->second.value.emplace(value);
   it->second.changed = true;
 }
 
 void FoldState::erase(std::string_view key) {
-  auto it = text_.find(key);
-  if (it == text_.end()) it = text_.emplace(std::string(key), TextSlot{}).first;
+  auto it = text_slot(key);
   it->second.value.reset();
   it->second.changed = true;
 }

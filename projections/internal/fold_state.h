@@ -110,6 +110,8 @@ class FoldState {
   Status flush_changed(DigestMap<T>& map, const Encode& encode);
   Status flush_runs(ThreadPool* pool);
   void mark_run_changed(typename DigestMap<RunView>::value_type& entry);
+  // The slot of `key` in text_, added (absent, unchanged) when it has none.
+  TextMap::iterator text_slot(std::string_view key);
   Status flush_text_below(TextMap::iterator& at, std::string_view bound);
 
   ProjectionStore& store_;
