@@ -16,6 +16,7 @@
 #include "ledger/audit.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
+#include "tests/support/raw_lmdb.h"
 #include "tests/support/test_support.h"
 
 namespace evl {
@@ -25,6 +26,10 @@ using test::Cast;
 using test::TempDir;
 
 using test::open_read_only;
+using test::put_raw;
+using test::read_raw;
+using test::with_raw_db;
+using test::write_raw;
 
 std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool create = true,
                                     uint64_t map_size = 64ull << 30) {
@@ -44,42 +49,6 @@ AppendOutcome append_one(Ledger& ledger, Bytes entry) {
 
 void append_prologue(Ledger& ledger, const Cast& cast) {
   for (const auto& o : ledger.append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
-}
-
-// Runs `fn` in a write transaction on the raw LMDB environment of a closed ledger.
-template <typename Fn>
-void with_raw_lmdb(const TempDir& dir, const char* db_name, Fn&& fn) {
-  MDB_env* env = nullptr;
-  REQUIRE(mdb_env_create(&env) == 0);
-  mdb_env_set_maxdbs(env, 16);
-  mdb_env_set_mapsize(env, 64ull << 30);
-  REQUIRE(mdb_env_open(env, (dir.str() + "/db").c_str(), 0, 0644) == 0);
-  MDB_txn* txn = nullptr;
-  REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
-  MDB_dbi dbi;
-  REQUIRE(mdb_dbi_open(txn, db_name, 0, &dbi) == 0);
-  fn(txn, dbi);
-  REQUIRE(mdb_txn_commit(txn) == 0);
-  mdb_env_close(env);
-}
-
-Bytes read_raw(MDB_txn* txn, MDB_dbi dbi, uint64_t index) {
-  auto key = u64_be(index);
-  MDB_val k{8, key.data()}, v;
-  REQUIRE(mdb_get(txn, dbi, &k, &v) == 0);
-  const auto* p = static_cast<const uint8_t*>(v.mv_data);
-  return Bytes(p, p + v.mv_size);
-}
-
-void write_raw(MDB_txn* txn, MDB_dbi dbi, uint64_t index, const Bytes& value) {
-  auto key = u64_be(index);
-  MDB_val k{8, key.data()}, v{value.size(), const_cast<uint8_t*>(value.data())};
-  REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
-}
-
-void put_raw(MDB_txn* txn, MDB_dbi dbi, Digest key, std::array<uint8_t, 8> value) {
-  MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
-  REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
 }
 
 // The event id of entry `index` of a closed ledger.
@@ -241,10 +210,8 @@ TEST_CASE("a ledger directory of an unknown format version is refused", "[ledger
   TempDir dir;
   Cast cast;
   { append_prologue(*open_ledger(dir), cast); }
-  with_raw_lmdb(dir, "meta", [](MDB_txn* txn, MDB_dbi dbi) {
-    std::string key = "format", value = "evledger-ledger-v99";
-    MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
-    REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+  with_raw_db(dir, "meta", [](MDB_txn* txn, MDB_dbi dbi) {
+    put_raw(txn, dbi, std::string_view("format"), std::string_view("evledger-ledger-v99"));
   });
   OpenOptions options;
   options.dir = dir.str();
@@ -496,7 +463,7 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
     }
   }
   SECTION("a flipped byte in an entry's body") {
-    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
       Bytes e = read_raw(txn, dbi, 9);
       e[e.size() / 2] ^= 0x20;
       write_raw(txn, dbi, 9, e);
@@ -507,7 +474,7 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
     CHECK(*report.failed_index == 9);
   }
   SECTION("two entries swapped") {
-    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
       Bytes a = read_raw(txn, dbi, 7), b = read_raw(txn, dbi, 8);
       write_raw(txn, dbi, 7, b);
       write_raw(txn, dbi, 8, a);
@@ -520,7 +487,7 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
   }
   SECTION("two id records swapped") {
     Digest id7 = event_id_at(dir, 7), id8 = event_id_at(dir, 8);
-    with_raw_lmdb(dir, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
       put_raw(txn, dbi, id7, u64_be(8));
       put_raw(txn, dbi, id8, u64_be(7));
     });
@@ -532,7 +499,7 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
   }
   SECTION("an id record removed") {
     Digest id5 = event_id_at(dir, 5);
-    with_raw_lmdb(dir, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
       MDB_val k{id5.size(), id5.data()};
       REQUIRE(mdb_del(txn, dbi, &k, nullptr) == 0);
     });
@@ -543,7 +510,7 @@ TEST_CASE("the audit names the index of a tampered entry", "[ledger][audit][tamp
     CHECK_THAT(report.status.message(), Catch::Contains("has no id record pointing at it"));
   }
   SECTION("a stored signature replaced by zeros") {
-    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
       Bytes e = read_raw(txn, dbi, 12);
       std::fill(e.end() - 64, e.end(), 0);
       write_raw(txn, dbi, 12, e);
@@ -608,7 +575,7 @@ TEST_CASE("the log refuses to sign a checkpoint inconsistent with the last one",
   Cast cast;
   build_tamper_ledger(dir, cast);
   // Damage a stored hash on the tree's right edge: the next root would fork from checkpoint 15.
-  with_raw_lmdb(dir, "tree", [](MDB_txn* txn, MDB_dbi dbi) {
+  with_raw_db(dir, "tree", [](MDB_txn* txn, MDB_dbi dbi) {
     uint64_t last = stored_hash_index(0, 14);
     Bytes h = read_raw(txn, dbi, last);
     h[0] ^= 0x80;
@@ -646,7 +613,7 @@ TEST_CASE("the audit catches tampered tree hashes, checkpoints, truncation and r
   build_tamper_ledger(dir, cast);
   std::string saved = open_ledger(dir, false)->checkpoint().value();
   SECTION("a flipped byte in a stored tree hash") {
-    with_raw_lmdb(dir, "tree", [](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "tree", [](MDB_txn* txn, MDB_dbi dbi) {
       Bytes h = read_raw(txn, dbi, 9);
       h[3] ^= 0x01;
       write_raw(txn, dbi, 9, h);
@@ -657,7 +624,7 @@ TEST_CASE("the audit catches tampered tree hashes, checkpoints, truncation and r
     REQUIRE(report.failed_index);
   }
   SECTION("a flipped byte in a stored checkpoint's signature") {
-    with_raw_lmdb(dir, "checkpoints", [](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "checkpoints", [](MDB_txn* txn, MDB_dbi dbi) {
       Bytes note = read_raw(txn, dbi, 12);
       note[note.size() - 5] ^= 0x01;
       write_raw(txn, dbi, 12, note);
@@ -667,7 +634,7 @@ TEST_CASE("the audit catches tampered tree hashes, checkpoints, truncation and r
     CHECK_THAT(report.status.message(), Catch::Contains("checkpoint"));
   }
   SECTION("a checkpoint re-signed over another root") {
-    with_raw_lmdb(dir, "checkpoints", [&](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "checkpoints", [&](MDB_txn* txn, MDB_dbi dbi) {
       Checkpoint forged{std::string(test::kTestOrigin), 12, test::test_digest("forged"), {}};
       std::string note = sign_checkpoint(forged, cast.log);
       write_raw(txn, dbi, 12, Bytes(note.begin(), note.end()));
@@ -677,14 +644,14 @@ TEST_CASE("the audit catches tampered tree hashes, checkpoints, truncation and r
     CHECK_THAT(report.status.message(), Catch::Contains("signed checkpoint at size 12"));
   }
   SECTION("the last entries dropped, checkpoints and all") {
-    with_raw_lmdb(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
       for (uint64_t i = 13; i < 15; ++i) {
         auto key = u64_be(i);
         MDB_val k{8, key.data()};
         REQUIRE(mdb_del(txn, dbi, &k, nullptr) == 0);
       }
     });
-    with_raw_lmdb(dir, "checkpoints", [](MDB_txn* txn, MDB_dbi dbi) {
+    with_raw_db(dir, "checkpoints", [](MDB_txn* txn, MDB_dbi dbi) {
       for (uint64_t i = 13; i < 15 + 1; ++i) {
         auto key = u64_be(i);
         MDB_val k{8, key.data()};
@@ -718,12 +685,9 @@ TEST_CASE("the audit catches tampered tree hashes, checkpoints, truncation and r
       }
     }
     Bytes late = test::signed_entry(cast.attestor, test::attestation_body(cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "after my revocation"));
-    with_raw_lmdb(other, "entries", [&](MDB_txn* txn, MDB_dbi dbi) { write_raw(txn, dbi, 8, late); });
-    with_raw_lmdb(other, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
-      Digest id = event_id(decode_entry(late).value().body);
-      auto index = u64_be(8);
-      MDB_val k{id.size(), id.data()}, v{8, index.data()};
-      REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+    with_raw_db(other, "entries", [&](MDB_txn* txn, MDB_dbi dbi) { write_raw(txn, dbi, 8, late); });
+    with_raw_db(other, "ids", [&](MDB_txn* txn, MDB_dbi dbi) {
+      put_raw(txn, dbi, event_id(decode_entry(late).value().body), u64_be(8));
     });
     auto report = audit_ledger(*open_read_only(other));
     REQUIRE(report.failed_index);

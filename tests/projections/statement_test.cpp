@@ -13,6 +13,7 @@
 #include "projections/query.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
+#include "tests/support/raw_lmdb.h"
 #include "tests/support/test_support.h"
 #include "tools/commands.h"
 
@@ -23,6 +24,10 @@ using test::Cast;
 using test::TempDir;
 
 using test::open_read_only;
+using test::put_raw;
+using test::read_raw;
+using test::with_raw_db;
+using test::write_raw;
 
 std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool with_projections = true,
                                     uint64_t map_size = 64ull << 30) {
@@ -175,41 +180,13 @@ TEST_CASE("a ledger written without projections has no statements until a writer
 
 // Drops the named databases of a closed ledger, as a ledger from before them lacks them.
 void drop_databases(const TempDir& dir, std::initializer_list<const char*> names) {
-  MDB_env* env = nullptr;
-  REQUIRE(mdb_env_create(&env) == 0);
-  mdb_env_set_maxdbs(env, 16);
-  REQUIRE(mdb_env_open(env, (dir.str() + "/db").c_str(), 0, 0644) == 0);
-  MDB_txn* txn = nullptr;
-  REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
-  for (const char* name : names) {
-    MDB_dbi dbi;
-    REQUIRE(mdb_dbi_open(txn, name, 0, &dbi) == 0);
-    REQUIRE(mdb_drop(txn, dbi, 1) == 0);
-  }
-  REQUIRE(mdb_txn_commit(txn) == 0);
-  mdb_env_close(env);
-}
-
-// Runs `fn` on one database of a closed ledger in a raw write transaction.
-template <typename Fn>
-void with_raw_db(const TempDir& dir, const char* name, Fn&& fn) {
-  MDB_env* env = nullptr;
-  REQUIRE(mdb_env_create(&env) == 0);
-  mdb_env_set_maxdbs(env, 16);
-  REQUIRE(mdb_env_open(env, (dir.str() + "/db").c_str(), 0, 0644) == 0);
-  MDB_txn* txn = nullptr;
-  REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
-  MDB_dbi dbi;
-  REQUIRE(mdb_dbi_open(txn, name, 0, &dbi) == 0);
-  fn(txn, dbi);
-  REQUIRE(mdb_txn_commit(txn) == 0);
-  mdb_env_close(env);
-}
-
-void put_raw(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view value) {
-  MDB_val k{key.size(), const_cast<char*>(key.data())};
-  MDB_val v{value.size(), const_cast<char*>(value.data())};
-  REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+  test::with_raw_txn(dir, [&](MDB_txn* txn) {
+    for (const char* name : names) {
+      MDB_dbi dbi;
+      REQUIRE(mdb_dbi_open(txn, name, 0, &dbi) == 0);
+      REQUIRE(mdb_drop(txn, dbi, 1) == 0);
+    }
+  });
 }
 
 TEST_CASE("a ledger from before statements opens read-only and gains them from a writer",
@@ -280,12 +257,9 @@ TEST_CASE("a rebuild that meets a damaged entry stops, names it and keeps the st
   }
   // Entry 1000, several decoding chunks into the log, loses its last word.
   with_raw_db(dir, "entries", [](MDB_txn* txn, MDB_dbi dbi) {
-    Bytes key(8);
-    put_u64_be(1000, key.data());
-    MDB_val k{key.size(), key.data()}, v;
-    REQUIRE(mdb_get(txn, dbi, &k, &v) == 0);
-    std::string shorter(static_cast<const char*>(v.mv_data), v.mv_size - 8);
-    put_raw(txn, dbi, std::string_view(reinterpret_cast<const char*>(key.data()), 8), shorter);
+    Bytes entry = read_raw(txn, dbi, 1000);
+    entry.resize(entry.size() - 8);
+    write_raw(txn, dbi, 1000, entry);
   });
   auto ledger = open_ledger(dir);
   Status rebuilt = ledger->rebuild_state();
