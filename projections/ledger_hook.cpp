@@ -1,13 +1,13 @@
 #include "projections/ledger_hook.h"
 
 #include <algorithm>
-#include <functional>
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
-#include <memory>
-#include <optional>
 #include <variant>
 #include <vector>
 
@@ -72,6 +72,18 @@ struct EntryChunk {
   std::vector<size_t> ends;
 };
 
+// Entry `index` of the log: its event id and body; kCorrupt naming the entry when it does not
+// decode.
+Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body) {
+  auto entry = decode_entry(bytes);
+  if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
+  auto decoded = decode_body(entry->body);
+  if (!decoded) return corrupt("entry " + std::to_string(index) + ": " + decoded.error().message());
+  id = event_id(entry->body);
+  body = std::move(*decoded);
+  return Status::ok();
+}
+
 // Decodes a chunk and prepares its manifests (pure functions: any thread).
 std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
   std::vector<DecodedEntry> out;
@@ -81,20 +93,14 @@ std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
     const uint64_t index = chunk.first + i;
     ByteView bytes(chunk.bytes.data() + begin, chunk.ends[i] - begin);
     begin = chunk.ends[i];
-    auto entry = decode_entry(bytes);
-    if (!entry) {
-      out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
-                                        entry.error().message()), nullptr});
+    Digest id{};
+    EventBody body;
+    if (Status decoded = decode_event(index, bytes, id, body); !decoded) {
+      out.push_back({index, {}, decoded, nullptr});
       continue;
     }
-    auto body = decode_body(entry->body);
-    if (!body) {
-      out.push_back({index, {}, corrupt("entry " + std::to_string(index) + ": " +
-                                        body.error().message()), nullptr});
-      continue;
-    }
-    std::unique_ptr<PreparedManifest> prepared = prepare_event(*body);
-    out.push_back({index, event_id(entry->body), std::move(body).value(), std::move(prepared)});
+    std::unique_ptr<PreparedManifest> prepared = prepare_event(body);
+    out.push_back({index, id, std::move(body), std::move(prepared)});
   }
   return out;
 }
@@ -275,14 +281,14 @@ class ProjectionHook final : public AppendHook {
     pending_.reset();
   }
 
-  // The events of one transaction are folded into one batch, which keeps the records they
-  // touch decoded and writes each changed record once, at seal(): a group of appends rewrote
-  // its group records, manifest records and "#/next" once per event before.
   // A manifest's or an observation's parsing and summaries, off the writer thread.
   std::unique_ptr<PreparedEntry> prepare(const EventBody& body) const override {
     return prepare_event(body);
   }
 
+  // The events of one transaction are folded into one batch, which keeps the records they
+  // touch decoded and writes each changed record once, at seal(): a group of appends rewrote
+  // its group records, manifest records and "#/next" once per event before.
   Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
                   const EventBody& body, PreparedEntry* prepared) override {
     EVL_RETURN_IF_ERROR(start(context));
@@ -298,7 +304,6 @@ class ProjectionHook final : public AppendHook {
     return pending_->apply(projected(index, id, body, context.keys, context.keys,
                                      dynamic_cast<PreparedManifest*>(prepared)));
   }
-
 
   Status rebuild(AppendContext& context, uint64_t size) override {
     // The whole state is written again: its sums come from one scan at seal().
@@ -320,8 +325,7 @@ class ProjectionHook final : public AppendHook {
         batch.reset();  // what it has not written yet is dropped
         return Status::ok();
       }
-      EVL_RETURN_IF_ERROR(batch->apply(projected(index, id, body, keys, keys, prepared)));
-      return (index + 1) % batch_events_ == 0 ? batch->flush_and_forget() : Status::ok();
+      return fold_into(*batch, projected(index, id, body, keys, keys, prepared));
     }));
     if (!voided) return batch->flush();
     EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
@@ -332,9 +336,7 @@ class ProjectionHook final : public AppendHook {
                                                        const EventBody& body,
                                                        PreparedManifest* prepared) -> Status {
       running.apply(index, body);
-      EVL_RETURN_IF_ERROR(
-          second.apply(projected(index, id, body, running, final_keys, prepared)));
-      return (index + 1) % batch_events_ == 0 ? second.flush_and_forget() : Status::ok();
+      return fold_into(second, projected(index, id, body, running, final_keys, prepared));
     }));
     return second.flush();
   }
@@ -378,6 +380,13 @@ class ProjectionHook final : public AppendHook {
   }
 
  private:
+  // A rebuild's fold of one event: the batch writes and forgets what it holds every
+  // batch_events_ entries, so its memory is bounded.
+  Status fold_into(ProjectionBatch& batch, const ProjectedEvent& event) {
+    EVL_RETURN_IF_ERROR(batch.apply(event));
+    return (event.index + 1) % batch_events_ == 0 ? batch.flush_and_forget() : Status::ok();
+  }
+
   // The tracker of this transaction, from the stored sums on its first use.
   Status start(AppendContext& context) {
     if (tracker_) return Status::ok();
@@ -394,23 +403,12 @@ class ProjectionHook final : public AppendHook {
     return *pool_;
   }
 
-  Projector projector_;
   uint64_t batch_events_;
   std::unique_ptr<ThreadPool> pool_;
   std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
   ForwardingStore forward_;                 // the store of the current call, for pending_
   std::unique_ptr<ProjectionBatch> pending_;  // this transaction's events, until seal()
 };
-
-Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body) {
-  auto entry = decode_entry(bytes);
-  if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
-  auto decoded = decode_body(entry->body);
-  if (!decoded) return corrupt("entry " + std::to_string(index) + ": " + decoded.error().message());
-  id = event_id(entry->body);
-  body = std::move(*decoded);
-  return Status::ok();
-}
 
 }  // namespace
 
