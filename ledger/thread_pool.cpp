@@ -35,22 +35,24 @@ void ThreadPool::run() {
   }
 }
 
-void ThreadPool::parallel_for(size_t n, const std::function<void(size_t)>& fn) {
+void ThreadPool::parallel_for(size_t n, const std::function<void(size_t)>& fn,
+                              size_t min_per_thread) {
   if (n == 0) return;
-  // Small inputs run inline: waking a worker costs more than one signature check.
-  size_t parts = std::min<size_t>(size(), (n + 7) / 8);
+  min_per_thread = std::max<size_t>(1, min_per_thread);
+  // Small inputs run inline: waking a worker costs about one signature check.
+  size_t parts = std::min<size_t>(size(), (n + min_per_thread - 1) / min_per_thread);
   if (parts <= 1) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
   // Work is claimed in small blocks so that a slow part does not hold the others back.
   auto next = std::make_shared<std::atomic<size_t>>(0);
-  constexpr size_t kBlock = 4;
-  auto work = [next, n, &fn] {
+  const size_t block = std::min<size_t>(4, min_per_thread);
+  auto work = [next, n, block, &fn] {
     for (;;) {
-      size_t begin = next->fetch_add(kBlock);
+      size_t begin = next->fetch_add(block);
       if (begin >= n) return;
-      size_t end = std::min(n, begin + kBlock);
+      size_t end = std::min(n, begin + block);
       for (size_t i = begin; i < end; ++i) fn(i);
     }
   };

@@ -100,40 +100,58 @@ Digest ProjectionAccumulator::digest() const {
   return hasher.finish();
 }
 
-Result<ProjectionAccumulator> accumulate_projection_store(const ProjectionStore& store) {
-  // A record costs a SHA-256 and a 2 KiB ChaCha20 expansion: a rebuild's seal spent a quarter
-  // of its time here on one core. The scan copies a batch of records (the views are valid only
-  // during the visit), then kShares accumulators take a contiguous share each on the pool, and
-  // the shares are merged: order does not matter to the sums.
-  constexpr size_t kBatchRecords = 4096;
-  constexpr size_t kShares = 16;
-  ThreadPool pool;
-  std::vector<ProjectionAccumulator> shares(kShares);
-  std::string arena;
-  std::vector<std::array<size_t, 3>> records;  // key offset, key length, value length
-  auto hash_batch = [&] {
-    const size_t n = records.size();
-    pool.parallel_for(kShares, [&](size_t share) {
-      for (size_t i = n * share / kShares; i < n * (share + 1) / kShares; ++i) {
-        auto [at, key_size, value_size] = records[i];
-        std::string_view key(arena.data() + at, key_size);
-        shares[share].add(key, std::string_view(arena.data() + at + key_size, value_size));
-      }
-    });
-    records.clear();
-    arena.clear();
+void ProjectionRecords::add(std::string_view key, std::string_view value) {
+  records_.push_back({arena_.size(), key.size(), value.size()});
+  arena_.append(key);
+  arena_.append(value);
+}
+
+void ProjectionRecords::clear() {
+  arena_.clear();
+  records_.clear();
+}
+
+ProjectionAccumulator ProjectionRecords::sums(ThreadPool* pool) const {
+  constexpr size_t kParallelFrom = 64;  // fewer are not worth waking the pool
+  // Several shares a thread, claimed one at a time, so that a slow thread holds no one back.
+  const size_t shares =
+      pool != nullptr && pool->size() > 1 && records_.size() >= kParallelFrom ? 4 * pool->size()
+                                                                             : 1;
+  std::vector<ProjectionAccumulator> sums(shares);
+  auto add_share = [&](size_t share) {
+    const size_t n = records_.size();
+    for (size_t i = n * share / shares; i < n * (share + 1) / shares; ++i) {
+      auto [at, key_size, value_size] = records_[i];
+      sums[share].add(std::string_view(arena_.data() + at, key_size),
+                      std::string_view(arena_.data() + at + key_size, value_size));
+    }
   };
+  if (shares == 1) {
+    add_share(0);
+  } else {
+    pool->parallel_for(shares, add_share, 1);
+  }
+  for (size_t i = 1; i < shares; ++i) sums[0].merge(sums[i]);
+  return sums[0];
+}
+
+Result<ProjectionAccumulator> accumulate_projection_store(const ProjectionStore& store) {
+  // The scan copies a batch of records at a time and hashes it on all cores (a rebuild's seal
+  // spent a quarter of its time here on one core).
+  constexpr size_t kBatchRecords = 4096;
+  ThreadPool pool;
+  ProjectionAccumulator sums;
+  ProjectionRecords batch;
   Status s = store.scan("", [&](std::string_view key, std::string_view value) {
-    records.push_back({arena.size(), key.size(), value.size()});
-    arena.append(key);
-    arena.append(value);
-    if (records.size() == kBatchRecords) hash_batch();
+    batch.add(key, value);
+    if (batch.size() == kBatchRecords) {
+      sums.merge(batch.sums(&pool));
+      batch.clear();
+    }
     return true;
   });
   if (!s) return s;
-  hash_batch();
-  ProjectionAccumulator sums;
-  for (const auto& share : shares) sums.merge(share);
+  sums.merge(batch.sums(&pool));
   return sums;
 }
 

@@ -21,11 +21,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "events/bytes.h"
 #include "events/sha256.h"
 #include "events/status.h"
 #include "keys/key.h"
+#include "ledger/thread_pool.h"
 #include "projections/store.h"
 
 namespace evl {
@@ -66,6 +68,22 @@ class ProjectionAccumulator {
 
 // SHA-256(kProjectionRecordDomain ‖ u64be(len key) ‖ key ‖ u64be(len value) ‖ value).
 Digest projection_record_hash(std::string_view key, std::string_view value);
+
+// Records copied side by side, to be hashed apart from the store they came from (a store's
+// views are valid only during a visit). A record costs a SHA-256 and a 2 KiB ChaCha20
+// expansion, so many are hashed on a pool's threads, in contiguous shares whose sums merge.
+class ProjectionRecords {
+ public:
+  void add(std::string_view key, std::string_view value);
+  size_t size() const { return records_.size(); }
+  void clear();
+  // The accumulator of the records; `pool` (optional) hashes them on all its threads.
+  ProjectionAccumulator sums(ThreadPool* pool) const;
+
+ private:
+  std::string arena_;                          // each record's key, then its value
+  std::vector<std::array<size_t, 3>> records_;  // key offset, key length, value length
+};
 
 // The accumulator of every record of the store, from one full scan (the slow path: rebuilds,
 // audits and tests; the ledger keeps it incrementally, projections/digested_store.h). Records

@@ -20,16 +20,12 @@
 // Thread safety: one thread at a time, like the store.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
-
-#include "ledger/thread_pool.h"
 
 #include "projections/digest.h"
 #include "projections/store.h"
@@ -71,9 +67,8 @@ class DigestTracker {
   // The sums, still with the records kept in `removed_`; nullopt when unknown.
   std::optional<ProjectionAccumulator> sums_;
   // The records as they were before the first write of each key of `changed_` (absent keys
-  // keep nothing): key and value in `removed_` at offset, key length, value length.
-  std::string removed_;
-  std::vector<std::array<size_t, 3>> removed_records_;
+  // keep nothing).
+  ProjectionRecords removed_;
   // Each changed key's latest value (nullopt: erased). Unordered on purpose: the sums are added
   // mod 2^16, so the order of update()'s additions cannot show in the digest, and a commit may
   // change tens of thousands of keys.
