@@ -87,4 +87,13 @@ class Progress {
 
 int64_t now_ms();
 
+// Prints one JSON value (nlohmann::json or ordered_json) compactly on its own line of standard
+// output; a string that is not UTF-8 is printed with U+FFFD rather than failing the command.
+template <typename JsonValue>
+void print_json_line(const JsonValue& j) {
+  std::string line = j.dump(-1, ' ', false, JsonValue::error_handler_t::replace);
+  line.push_back('\n');
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
 }  // namespace evl::cli

@@ -35,8 +35,7 @@ int run_checkpoint(const Args& args) {
   j["size"] = checkpoint->checkpoint.size;
   j["root"] = base64_encode(checkpoint->checkpoint.root);
   j["note"] = checkpoint->note;
-  std::printf("%s\n",
-              j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  print_json_line(j);
   return kExitOk;
 }
 

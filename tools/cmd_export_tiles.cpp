@@ -43,7 +43,7 @@ void print_report(const ExportReport& r, double seconds, bool json) {
                                 {"bytesWritten", r.bytes_written},
                                 {"checkpointWritten", r.checkpoint_written},
                                 {"seconds", seconds}};
-    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json_line(j);
     return;
   }
   if (!r.checkpoint_written) {

@@ -57,12 +57,6 @@ nlohmann::json document_json(const DocumentOutcome& o) {
   return j;
 }
 
-void print_json_line(const nlohmann::json& j) {
-  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  line.push_back('\n');
-  std::fwrite(line.data(), 1, line.size(), stdout);
-}
-
 int run(const Args& args) {
   if (args.positional().empty()) return fail(usage_error("import needs SOURCE... (or -)"));
   auto batch = args.get_u64("batch", kDefaultImportBatch);
@@ -130,7 +124,7 @@ int run(const Args& args) {
 
   const ImportTotals& t = importer.totals();
   if (json) {
-    print_json_line({{"summary",
+    print_json_line(nlohmann::json{{"summary",
                       {{"documents", t.documents}, {"added", t.added}, {"present", t.present},
                        {"rejected", t.rejected}, {"observations", t.observations},
                        {"manifests", t.manifests}, {"ledgerSize", (*ledger)->size()},

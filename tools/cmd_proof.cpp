@@ -177,8 +177,7 @@ std::string not_verified(const VerifierKey& key) {
 }
 
 void print_json(const nlohmann::ordered_json& j) {
-  std::printf("%s\n",
-              j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  print_json_line(j);
 }
 
 int verify_inclusion_doc(const Args& args, const InclusionProofDoc& proof, const VerifierKey& key) {

@@ -85,7 +85,7 @@ int rebuild(const Args& args) {
     j["matchesStatement"] = stated ? nlohmann::ordered_json(*stated) : nullptr;
     j["statement"] = note ? nlohmann::ordered_json(*note) : nullptr;
     j["seconds"] = seconds;
-    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json_line(j);
   } else {
     std::printf("rebuilt %llu entries in %.2f s; digest %s (%s the incremental state; %s)\n",
                 static_cast<unsigned long long>(after->second), seconds,
@@ -140,7 +140,7 @@ int check_command(const Args& args) {
       j["found"] = digest(report.found);
     }
     j["seconds"] = seconds;
-    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json_line(j);
   } else if (report.status) {
     std::printf("ok: %zu statements signed by %s (sizes %llu to %llu) match a fresh fold of the "
                 "log's %llu entries; stored projections: %s; %zu of %llu checkpoints have no "

@@ -76,8 +76,7 @@ int run_statement(const Args& args) {
   j["size"] = statement->size;
   j["digest"] = base64_encode(statement->digest);
   j["note"] = *note;
-  std::printf("%s\n",
-              j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  print_json_line(j);
   return kExitOk;
 }
 

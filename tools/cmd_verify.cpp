@@ -86,7 +86,7 @@ int run(const Args& args) {
       voided.push_back({{"index", index}, {"cause", cause}});
     }
     j["voidedExamples"] = voided;
-    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_json_line(j);
   } else if (report.status) {
     std::printf("ok: %llu entries, %llu signatures, %llu checkpoints, %llu tree hashes verified; "
                 "%llu void events; origin %s, root %s (%.2f s)\n",
