@@ -69,9 +69,13 @@ class AppendHook {
   // Work that depends on the entry alone, on neither the state nor the entry's index: the
   // ledger calls it on its checking threads, in parallel, before the single writer sequences
   // the entry, and passes the result to on_entry (again if the group is staged again). Must be
-  // safe to call from many threads at once. The default prepares nothing.
-  [[nodiscard]] virtual std::unique_ptr<PreparedEntry> prepare(const EventBody& body) const {
+  // safe to call from many threads at once. `manifest`: the digest of the manifest the event
+  // registers (SHA-256 of its canonical text), which the ledger has computed already, or null.
+  // The default prepares nothing.
+  [[nodiscard]] virtual std::unique_ptr<PreparedEntry> prepare(const EventBody& body,
+                                                               const Digest* manifest) const {
     (void)body;
+    (void)manifest;
     return nullptr;
   }
   // A write transaction starts: whatever the hook holds about an earlier one that did not reach

@@ -361,7 +361,9 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
   out.checked = std::move(checked.value());
   out.subject = std::move(subject.value());
   if (maintain_tree_) out.leaf = leaf_hash(bytes);
-  if (hook_) out.hooked = hook_->prepare(out.checked.body);
+  if (hook_) {
+    out.hooked = hook_->prepare(out.checked.body, out.manifest ? &*out.manifest : nullptr);
+  }
 }
 
 std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,

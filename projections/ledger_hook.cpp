@@ -282,8 +282,9 @@ class ProjectionHook final : public AppendHook {
   }
 
   // A manifest's or an observation's parsing and summaries, off the writer thread.
-  std::unique_ptr<PreparedEntry> prepare(const EventBody& body) const override {
-    return prepare_event(body);
+  std::unique_ptr<PreparedEntry> prepare(const EventBody& body,
+                                         const Digest* manifest) const override {
+    return prepare_event(body, manifest);
   }
 
   // The events of one transaction are folded into one batch, which keeps the records they

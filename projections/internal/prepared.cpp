@@ -70,9 +70,10 @@ RunView new_run_view(const Digest& run, const Json& manifest, const Json& metada
 
 }  // namespace
 
-PreparedManifest prepare_manifest(const ManifestText& text, bool observation) {
+PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
+                                  const Digest* digest) {
   PreparedManifest out;
-  out.digest = sha256(as_bytes(text.canonical));
+  out.digest = digest != nullptr ? *digest : sha256(as_bytes(text.canonical));
   auto manifest = parse_json(text.canonical);
   if (!manifest) {
     out.parse_error = manifest.error().message();
@@ -92,12 +93,12 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation) {
   return out;
 }
 
-std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body) {
+std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body, const Digest* digest) {
   if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
-    return std::make_unique<PreparedManifest>(prepare_manifest(m->manifest, false));
+    return std::make_unique<PreparedManifest>(prepare_manifest(m->manifest, false, digest));
   }
   if (const auto* o = std::get_if<Observation>(&body.payload)) {
-    return std::make_unique<PreparedManifest>(prepare_manifest(o->manifest, true));
+    return std::make_unique<PreparedManifest>(prepare_manifest(o->manifest, true, digest));
   }
   return nullptr;
 }

@@ -41,8 +41,11 @@ struct PreparedManifest final : PreparedEntry {
 
 // `observation`: the event observes the run the manifest describes, so a BenchmarkRun also gets
 // the view it starts. Only a parsed JSON object has a summary.
-PreparedManifest prepare_manifest(const ManifestText& text, bool observation);
+// `digest`: the manifest's digest when the caller has it already (else it is computed here).
+PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
+                                  const Digest* digest = nullptr);
 // A manifest or observation event's prepare_manifest(); null for other events.
-std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body);
+std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body,
+                                                const Digest* digest = nullptr);
 
 }  // namespace evl

@@ -336,7 +336,8 @@ class PreparingHook final : public AppendHook {
   struct Prepared final : PreparedEntry {
     Digest author{};
   };
-  std::unique_ptr<PreparedEntry> prepare(const EventBody& body) const override {
+  std::unique_ptr<PreparedEntry> prepare(const EventBody& body,
+                                         const Digest*) const override {
     ++prepared_;
     auto p = std::make_unique<Prepared>();
     std::copy(body.author.begin(), body.author.end(), p->author.begin());
