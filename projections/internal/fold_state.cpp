@@ -14,21 +14,14 @@ namespace evl {
 
 FoldState::FoldState(ProjectionStore& store)
     : store_(store),
-      complete_(true),
-      manifests_complete_(true),
-      runs_complete_(true),
-      groups_complete_(true),
-      kept_complete_(true) {
+      complete_(true) {
   // An empty store (a rebuild, the first event): every key there will be is one of ours.
   Status s = store_.scan("", [&](std::string_view, std::string_view) {
     complete_ = false;
     return false;
   });
   if (!s) complete_ = false;  // the lookups will report the store's failure
-  manifests_complete_ = complete_;
-  runs_complete_ = complete_;
-  groups_complete_ = complete_;
-  kept_complete_ = complete_;
+  started_empty_ = complete_;
 }
 
 size_t FoldState::DigestHash::operator()(const Digest& d) const {
@@ -57,7 +50,7 @@ Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest,
 }
 
 Result<RunView*> FoldState::find_run(const Digest& run) {
-  if (runs_complete_ && !complete_ && run_keys_.count(run) == 0) return nullptr;
+  if (started_empty_ && !complete_ && run_keys_.count(run) == 0) return nullptr;
   return find(runs_, run, store_keys::run, [&](std::string_view text) -> Result<RunView> {
     auto view = parse_run_view(text);
     if (!view) return view.error().with_context(digest_text(run));
@@ -66,7 +59,7 @@ Result<RunView*> FoldState::find_run(const Digest& run) {
 }
 
 RunView& FoldState::add_run(RunView view) {
-  if (runs_complete_) run_keys_.insert(view.run);
+  if (started_empty_) run_keys_.insert(view.run);
   auto& entry = *runs_.try_emplace(view.run).first;
   EVL_ASSERT(!entry.second.value);
   entry.second.value = std::move(view);
@@ -98,7 +91,7 @@ FoldState::KnownManifest FoldState::known(const ManifestFacts& facts) {
 Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
   auto it = facts_.find(digest);
   if (it == facts_.end()) {
-    if (manifests_complete_) return nullptr;  // the store has no more than this state
+    if (started_empty_) return nullptr;  // the store has no more than this state
     KnownManifest found;
     auto text = store_.get(store_keys::manifest(digest));
     if (!text) return text.error();
@@ -127,7 +120,7 @@ void FoldState::put_manifest(ManifestRecord record, const ManifestFacts& facts) 
 }
 
 Result<GroupRecord*> FoldState::find_group(const Digest& key) {
-  if (groups_complete_ && !complete_ && groups_.find(key) == groups_.end()) return nullptr;
+  if (started_empty_ && !complete_ && groups_.find(key) == groups_.end()) return nullptr;
   return find(groups_, key, store_keys::group,
               [&](std::string_view text) { return parse_group_record(key, text); });
 }
@@ -196,7 +189,7 @@ bool kept_family(std::string_view key) {
 Status FoldState::scan(std::string_view prefix, const ProjectionVisitor& visit) {
   // The store's keys under the prefix, then this state's over them (its own win).
   std::vector<std::pair<std::string, std::string>> stored;
-  if (!complete_ && !(kept_complete_ && kept_family(prefix))) {
+  if (!complete_ && !(started_empty_ && kept_family(prefix))) {
     EVL_RETURN_IF_ERROR(store_.scan(prefix, [&](std::string_view k, std::string_view v) {
       stored.emplace_back(k, v);
       return true;

@@ -115,12 +115,12 @@ class FoldState {
   Status flush_text_below(TextMap::iterator& at, std::string_view bound);
 
   ProjectionStore& store_;
-  bool complete_;            // every key of the store is known here
-  bool manifests_complete_;  // every manifest of the store is in facts_
-  bool runs_complete_;       // every run view of the store is in run_keys_
-  bool groups_complete_;     // every group record of the store is in groups_
-  bool kept_complete_;       // every waiting and orphan record of the store is in text_
-  std::unordered_set<Digest, DigestHash> run_keys_;  // runs with views, while runs_complete_
+  bool complete_;  // every key of the store is known here (until forget())
+  // The store was empty at construction, so what forget() keeps is all the store holds of it:
+  // every manifest is in facts_, every run view in run_keys_, every group record in groups_,
+  // every waiting and orphan record in text_.
+  bool started_empty_ = false;
+  std::unordered_set<Digest, DigestHash> run_keys_;  // runs with views, while started_empty_
   DigestMap<RunView> runs_;
   std::vector<DigestMap<RunView>::value_type*> changed_runs_;  // in runs_, until flush()
   DigestMap<ManifestRecord> manifests_;  // registered, until flush() writes them
