@@ -6,13 +6,18 @@
 
 namespace evl {
 
-Bytes pae(std::string_view payload_type, ByteView payload) {
+void pae_into(std::string_view payload_type, ByteView payload, Bytes& out) {
   std::string head = "DSSEv1 " + std::to_string(payload_type.size()) + " " +
                      std::string(payload_type) + " " + std::to_string(payload.size()) + " ";
-  Bytes out;
+  out.clear();
   out.reserve(head.size() + payload.size());
   out.insert(out.end(), head.begin(), head.end());
   out.insert(out.end(), payload.begin(), payload.end());
+}
+
+Bytes pae(std::string_view payload_type, ByteView payload) {
+  Bytes out;
+  pae_into(payload_type, payload, out);
   return out;
 }
 

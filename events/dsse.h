@@ -22,6 +22,8 @@ using Signature64 = std::array<uint8_t, 64>;
 inline constexpr std::string_view kEventPayloadType = "application/vnd.evledger.event.v1+capnp";
 
 Bytes pae(std::string_view payload_type, ByteView payload);
+// The same into `out` (replacing what it held), for callers that reuse one buffer.
+void pae_into(std::string_view payload_type, ByteView payload, Bytes& out);
 
 // Ed25519 verification with libsodium's crypto_sign_verify_detached (1.0.18): rejects
 // small-order public keys, a non-canonical S and a signature that is not 64 bytes.

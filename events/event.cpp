@@ -579,7 +579,80 @@ Result<EventBody> decode_body(ByteView bytes) {
   return body;
 }
 
-Result<SignedEvent> decode_entry(ByteView bytes) {
+namespace {
+
+// ---- the envelope read in place --------------------------------------------------------------
+// canonical_entry_words lays every valid envelope out the same way, so one that is canonical
+// can be checked word by word where it lies, without decoding it and encoding it again (which
+// cost as much as hashing it). For a body of L bytes (W = ceil(L / 8) words) and n signatures:
+//
+//   word 0          root struct pointer: 0 data words, 2 pointers
+//   word 1          body: list pointer, offset 1, bytes, count L
+//   word 2          signatures: list pointer, offset W, inline composite, 2n words
+//   words 3 ..      the body, zero-padded to W words
+//   word T = 3 + W  the list's tag: n elements of 0 data words and 2 pointers
+//   T+1+2i, T+2+2i  signature i's publicKey and signature pointers (byte lists of 32 and 64)
+//   T+1+2n+12i ..   signature i's public key (4 words), then its signature (8 words)
+//
+// Anything else (another layout, a size out of bounds) is left to decode_canonical_entry, which
+// says what is wrong, or accepts it if only this reading was too narrow: so this never accepts
+// an entry the full decoding would refuse, and the tests hold it to canonical_entry_words.
+
+struct EnvelopeView {
+  ByteView body;
+  std::vector<EntrySignature> signatures;
+};
+
+uint64_t word_at(ByteView bytes, size_t index) {
+  uint64_t v = 0;
+  for (size_t i = 8; i-- > 0;) v = (v << 8) | bytes[index * 8 + i];
+  return v;
+}
+
+constexpr uint64_t kByteElements = 2, kInlineComposite = 7;
+
+constexpr uint64_t struct_pointer(uint64_t offset, uint64_t data_words, uint64_t pointers) {
+  return (offset << 2) | ((data_words | (pointers << 16)) << 32);
+}
+
+constexpr uint64_t list_pointer(uint64_t offset, uint64_t element_size, uint64_t count) {
+  return (offset << 2) | 1 | ((element_size | (count << 3)) << 32);
+}
+
+bool read_envelope_in_place(ByteView bytes, EnvelopeView& out) {
+  const size_t words = bytes.size() / 8;
+  if (bytes.size() % 8 != 0 || bytes.size() > kMaxEntryBytes || words < 4) return false;
+  if (word_at(bytes, 0) != struct_pointer(0, 0, 2)) return false;
+  const uint64_t body_pointer = word_at(bytes, 1);
+  const uint64_t body_size = body_pointer >> 35;
+  if (body_size == 0 || body_pointer != list_pointer(1, kByteElements, body_size)) return false;
+  const size_t body_words = (body_size + 7) / 8;
+  const size_t tag = 3 + body_words;
+  if (tag >= words) return false;
+  const uint64_t count = (word_at(bytes, tag) & 0xffffffffu) >> 2;
+  if (count == 0 || count > kMaxSignatures || word_at(bytes, tag) != struct_pointer(count, 0, 2) ||
+      word_at(bytes, 2) != list_pointer(body_words, kInlineComposite, 2 * count) ||
+      words != tag + 1 + 14 * count) {
+    return false;
+  }
+  for (size_t i = 24 + body_size; i < 24 + 8 * body_words; ++i) {
+    if (bytes[i] != 0) return false;
+  }
+  out.body = bytes.subspan(24, body_size);
+  out.signatures.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t pointer = tag + 1 + 2 * i, data = tag + 1 + 2 * count + 12 * i;
+    if (word_at(bytes, pointer) != list_pointer(data - pointer - 1, kByteElements, 32) ||
+        word_at(bytes, pointer + 1) != list_pointer(data + 4 - pointer - 2, kByteElements, 64)) {
+      return false;
+    }
+    std::memcpy(out.signatures[i].public_key.data(), bytes.data() + data * 8, 32);
+    std::memcpy(out.signatures[i].signature.data(), bytes.data() + data * 8 + 32, 64);
+  }
+  return true;
+}
+
+Result<SignedEvent> decode_canonical_entry(ByteView bytes) {
   if (bytes.size() > kMaxEntryBytes) {
     return rejected("entry is " + std::to_string(bytes.size()) + " bytes; the limit is " +
                     std::to_string(kMaxEntryBytes) + " (the tile bundle's 16-bit length prefix)");
@@ -613,21 +686,44 @@ Result<SignedEvent> decode_entry(ByteView bytes) {
   return entry;
 }
 
+}  // namespace
+
+bool entry_in_canonical_layout(ByteView entry) {
+  EnvelopeView view;
+  return read_envelope_in_place(entry, view);
+}
+
+Result<SignedEvent> decode_entry(ByteView bytes) {
+  EnvelopeView view;
+  if (!read_envelope_in_place(bytes, view)) return decode_canonical_entry(bytes);
+  return SignedEvent{Bytes(view.body.begin(), view.body.end()), std::move(view.signatures)};
+}
+
 Result<CheckedEntry> check_entry(ByteView bytes) {
-  auto entry = decode_entry(bytes);
-  if (!entry) return entry.error();
-  auto body = decode_body(entry->body);
+  EnvelopeView entry;
+  SignedEvent decoded;  // holds the body when the envelope could not be read in place
+  if (!read_envelope_in_place(bytes, entry)) {
+    auto slow = decode_canonical_entry(bytes);
+    if (!slow) return slow.error();
+    decoded = std::move(slow.value());
+    entry.body = decoded.body;
+    entry.signatures = std::move(decoded.signatures);
+  }
+  auto body = decode_body(entry.body);
   if (!body) return body.error();
   CheckedEntry out;
-  out.id = event_id(entry->body);
-  if (entry->signatures[0].public_key != body->author) {
+  out.id = event_id(entry.body);
+  if (entry.signatures[0].public_key != body->author) {
     return rejected("the first signature must be the author's; it is by another key");
   }
-  Bytes message = pae(kEventPayloadType, entry->body);
-  for (size_t i = 0; i < entry->signatures.size(); ++i) {
-    const auto& sig = entry->signatures[i];
+  // One buffer per thread for the signed message: the checks run on every core for every
+  // entry, and the body is up to 64 KiB.
+  thread_local Bytes message;
+  pae_into(kEventPayloadType, entry.body, message);
+  for (size_t i = 0; i < entry.signatures.size(); ++i) {
+    const auto& sig = entry.signatures[i];
     for (size_t j = 0; j < i; ++j) {
-      if (entry->signatures[j].public_key == sig.public_key) {
+      if (entry.signatures[j].public_key == sig.public_key) {
         return rejected("signature " + std::to_string(i) + " repeats the key of signature " +
                         std::to_string(j));
       }

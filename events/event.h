@@ -153,6 +153,11 @@ Bytes encode_entry(const SignedEvent& entry);
 // Strict decoders: kRejected with a message naming the rule that the bytes break.
 Result<EventBody> decode_body(ByteView bytes);
 Result<SignedEvent> decode_entry(ByteView bytes);
+// Whether `entry` is laid out word for word as encode_entry lays out a valid envelope (a body
+// and 1 to kMaxSignatures signatures). decode_entry and check_entry read such an envelope in
+// place; any other bytes get the full decoding, which accepts them only if they are canonical
+// after all and otherwise says what is wrong. For the tests of that fast path.
+bool entry_in_canonical_layout(ByteView entry);
 
 // Field rules that canonical form cannot express (non-empty roles, sorted scope, text limits,
 // voidFrom only for compromise, ...). decode_body applies them; exposed for tools that build

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -690,6 +691,103 @@ TEST_CASE("events bug: check_entry accepts a granted key name with a Unicode spa
     EventBody body = test::grant_body(k, KeyRef{target.public_key(), name}, {Role::kImporter});
     CHECK_FALSE(check_entry(sign_raw(k, encode_body(body))).has_value());
   }
+}
+
+// ---- the envelope read in place -------------------------------------------------------------
+
+// An envelope of `body_size` bytes of body and `signatures` signatures (random bytes: layout only).
+SignedEvent random_envelope(size_t body_size, size_t signatures, std::mt19937_64& rng) {
+  SignedEvent e;
+  for (size_t i = 0; i < body_size; ++i) e.body.push_back(static_cast<uint8_t>(rng()));
+  e.signatures.resize(signatures);
+  for (auto& sig : e.signatures) {
+    for (auto& b : sig.public_key) b = static_cast<uint8_t>(rng());
+    for (auto& b : sig.signature) b = static_cast<uint8_t>(rng());
+  }
+  return e;
+}
+
+TEST_CASE("every envelope the encoder writes is read in place, to the same value",
+          "[events][entry][layout]") {
+  std::mt19937_64 rng(7);
+  std::vector<size_t> sizes;
+  for (size_t n = 1; n <= 40; ++n) sizes.push_back(n);
+  for (size_t n : {255, 256, 257, 2048, 2049, 4095, 65000}) sizes.push_back(n);
+  for (size_t body_size : sizes) {
+    for (size_t signatures : {size_t{1}, size_t{2}, size_t{3}, kMaxSignatures}) {
+      SignedEvent e = random_envelope(body_size, signatures, rng);
+      Bytes bytes = encode_entry(e);
+      INFO("body " << body_size << " bytes, " << signatures << " signatures");
+      if (bytes.size() > kMaxEntryBytes) {
+        CHECK_FALSE(entry_in_canonical_layout(bytes));
+        continue;
+      }
+      CHECK(entry_in_canonical_layout(bytes));
+      auto decoded = decode_entry(bytes);
+      REQUIRE(decoded.has_value());
+      CHECK(*decoded == e);
+    }
+  }
+  // Not valid envelopes, so never read in place: no body, no signature, too many.
+  CHECK_FALSE(entry_in_canonical_layout(encode_entry(random_envelope(0, 1, rng))));
+  CHECK_FALSE(entry_in_canonical_layout(encode_entry(random_envelope(16, 0, rng))));
+  CHECK_FALSE(
+      entry_in_canonical_layout(encode_entry(random_envelope(16, kMaxSignatures + 1, rng))));
+}
+
+TEST_CASE("an envelope read in place is always the canonical encoding of what it holds",
+          "[events][entry][layout]") {
+  // Every single-byte change, and every change of one framing word by a small amount, of
+  // envelopes with bodies that do and do not fill their last word: whatever the in-place
+  // reading accepts must encode back to exactly the same bytes (so the full decoding, which
+  // compares with that encoding, would have accepted it too).
+  std::mt19937_64 rng(11);
+  size_t accepted_changed = 0, checked = 0;
+  for (size_t body_size : {5, 8, 13, 24}) {
+    for (size_t signatures : {1, 2}) {
+      const Bytes entry = encode_entry(random_envelope(body_size, signatures, rng));
+      auto check = [&](const Bytes& bad) {
+        ++checked;
+        if (!entry_in_canonical_layout(bad)) return;
+        auto decoded = decode_entry(bad);
+        REQUIRE(decoded.has_value());
+        CHECK(encode_entry(*decoded) == bad);
+        accepted_changed += bad != entry;
+      };
+      for (size_t pos = 0; pos < entry.size(); ++pos) {
+        for (int v : {0x00, 0x01, 0x80, 0xff}) {
+          Bytes bad = entry;
+          bad[pos] ^= static_cast<uint8_t>(v == 0 ? bad[pos] : v);
+          check(bad);
+        }
+      }
+      for (size_t w = 0; w < entry.size() / 8; ++w) {
+        for (int64_t delta : {int64_t{-8}, int64_t{-1}, int64_t{1}, int64_t{4}, int64_t{8},
+                               int64_t{1} << 32, int64_t{1} << 35}) {
+          Bytes bad = entry;
+          set_word(bad, w, get_word(bad, w) + static_cast<uint64_t>(delta));
+          check(bad);
+        }
+      }
+      Bytes longer = entry;
+      insert_word(longer, longer.size() / 8, 0);
+      check(longer);
+      check(Bytes(entry.begin(), entry.end() - 8));
+    }
+  }
+  INFO(checked << " changed envelopes");
+  CHECK(accepted_changed > 0);  // changes to the body and key bytes are still envelopes
+}
+
+TEST_CASE("check_entry rejects an envelope whose body is padded with a non-zero byte",
+          "[events][entry]") {
+  // Bodies are whole words, but the envelope's rule holds for any length it carries.
+  std::mt19937_64 rng(3);
+  Bytes entry = encode_entry(random_envelope(13, 1, rng));
+  REQUIRE(entry_in_canonical_layout(entry));
+  entry[24 + 13] = 0x01;  // the first padding byte after the body
+  CHECK_FALSE(entry_in_canonical_layout(entry));
+  CHECK_THAT(rejection(entry), Contains("entry envelope is not in canonical form"));
 }
 
 // ---- tampering ----------------------------------------------------------------------------
