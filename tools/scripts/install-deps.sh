@@ -9,7 +9,7 @@ packages=(
   capnproto libcapnp-dev
   libsodium-dev libssl-dev openssl
   nlohmann-json3-dev libdouble-conversion-dev libyaml-cpp-dev
-  libboost-dev catch2
+  libboost-dev catch2 libjemalloc-dev
   nginx python3 python3-cryptography
 )
 
