@@ -554,7 +554,131 @@ Status check_body_fields(const EventBody& body) {
   return std::visit(FieldChecker{}, body.payload);
 }
 
+namespace {
+
+// ---- reading in place ------------------------------------------------------------------------
+// The encoder lays the common messages out one way for given field sizes, so a message in
+// exactly that layout is checked word by word where it lies instead of being decoded and
+// encoded again to compare (which cost as much as hashing it). Anything else is left to the
+// full decoding, which says what is wrong or accepts it if only the in-place reading was too
+// narrow: an in-place reading never accepts what the full decoding refuses, and the tests hold
+// each to the encoder.
+
+uint64_t word_at(ByteView bytes, size_t index) {
+  uint64_t v = 0;
+  for (size_t i = 8; i-- > 0;) v = (v << 8) | bytes[index * 8 + i];
+  return v;
+}
+
+size_t words_for(size_t bytes) { return (bytes + 7) / 8; }
+
+constexpr uint64_t kByteElements = 2, kInlineComposite = 7;
+
+constexpr uint64_t struct_pointer(uint64_t offset, uint64_t data_words, uint64_t pointers) {
+  return (offset << 2) | ((data_words | (pointers << 16)) << 32);
+}
+
+constexpr uint64_t list_pointer(uint64_t offset, uint64_t element_size, uint64_t count) {
+  return (offset << 2) | 1 | ((element_size | (count << 3)) << 32);
+}
+
+// Whether bytes [from, from + size) are zero.
+bool zero_bytes(ByteView bytes, size_t from, size_t size) {
+  for (size_t i = from; i < from + size; ++i) {
+    if (bytes[i] != 0) return false;
+  }
+  return true;
+}
+
+// A non-empty text whose byte list (with its NUL) starts at word `at` and has `count` bytes:
+// the text as read_text would read it, or nullopt when the encoder would not have written it so.
+std::optional<std::string> text_in_place(ByteView bytes, size_t at, uint64_t count) {
+  if (count < 2) return std::nullopt;  // an empty text is left unset
+  const size_t begin = at * 8, size = count - 1;
+  if (bytes[begin + size] != 0 || !zero_bytes(bytes, begin + count, words_for(count) * 8 - count)) {
+    return std::nullopt;
+  }
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()) + begin, size);
+  if (text.find('\0') != std::string_view::npos || !is_valid_utf8(text)) return std::nullopt;
+  return std::string(text);
+}
+
+// A manifest or observation body (the events of imports and most of any log). For canonical
+// text of C bytes (with its NUL; Wc words), metadata of M bytes (0 when empty; Wm words), the
+// layout is, with D = 2 data words (1 when the claimed time is 0) and P = 1 + D:
+//
+//   word 0        root struct pointer: D data words, 2 pointers
+//   word 1        schemaVersion 1 | union tag << 16 (3 manifest, 4 observation)
+//   word 2        claimedTimeMs (only when D = 2, and then non-zero)
+//   word P        author: byte list pointer, offset 1, 32 bytes
+//   word P+1      payload: struct pointer, offset 4, 0 data words, k pointers (2 with metadata)
+//   P+2 .. P+5    the author's key
+//   Q = P+6       canonical text pointer (offset k - 1), then the metadata pointer when k = 2
+//   Q+k ..        the canonical text, NUL, zero padding; then the metadata likewise
+bool read_manifest_body_in_place(ByteView bytes, EventBody& out) {
+  const size_t words = bytes.size() / 8;
+  if (bytes.size() % 8 != 0 || words < 10) return false;
+  const uint64_t root = word_at(bytes, 0);
+  const uint64_t data_words = (root >> 32) & 0xffff;
+  if ((data_words != 1 && data_words != 2) || root != struct_pointer(0, data_words, 2)) return false;
+  const uint64_t head = word_at(bytes, 1);
+  const uint64_t tag = head >> 16;
+  if ((head & 0xffff) != kSchemaVersion || (tag != 3 && tag != 4)) return false;
+  int64_t claimed = 0;
+  if (data_words == 2) {
+    claimed = static_cast<int64_t>(word_at(bytes, 2));
+    if (claimed == 0) return false;  // a zero time is truncated away
+  }
+  const size_t p = 1 + data_words, q = p + 6;
+  if (word_at(bytes, p) != list_pointer(1, kByteElements, 32)) return false;
+  const uint64_t payload = word_at(bytes, p + 1);
+  const uint64_t pointers = payload >> 48;
+  if ((pointers != 1 && pointers != 2) || payload != struct_pointer(4, 0, pointers)) return false;
+  if (q + pointers > words) return false;
+  const uint64_t canonical_count = word_at(bytes, q) >> 35;
+  if (word_at(bytes, q) != list_pointer(pointers - 1, kByteElements, canonical_count)) return false;
+  const size_t canonical_at = q + pointers, metadata_at = canonical_at + words_for(canonical_count);
+  uint64_t metadata_count = 0;
+  if (pointers == 2) {
+    metadata_count = word_at(bytes, q + 1) >> 35;
+    if (word_at(bytes, q + 1) !=
+        list_pointer(metadata_at - q - 2, kByteElements, metadata_count)) {
+      return false;
+    }
+  }
+  if (words != metadata_at + words_for(metadata_count)) return false;
+  ManifestText text;
+  auto canonical = text_in_place(bytes, canonical_at, canonical_count);
+  if (!canonical) return false;
+  text.canonical = std::move(*canonical);
+  if (pointers == 2) {
+    auto metadata = text_in_place(bytes, metadata_at, metadata_count);
+    if (!metadata) return false;
+    text.metadata = std::move(*metadata);
+  }
+  out.schema_version = kSchemaVersion;
+  std::memcpy(out.author.data(), bytes.data() + (p + 2) * 8, 32);
+  out.claimed_time_ms = claimed;
+  if (tag == 3) {
+    out.payload = ManifestEvent{std::move(text)};
+  } else {
+    out.payload = Observation{std::move(text)};
+  }
+  return true;
+}
+
+}  // namespace
+
+bool body_in_canonical_layout(ByteView body) {
+  EventBody ignored;
+  return read_manifest_body_in_place(body, ignored);
+}
+
 Result<EventBody> decode_body(ByteView bytes) {
+  if (EventBody body; read_manifest_body_in_place(bytes, body)) {
+    EVL_RETURN_IF_ERROR(check_body_fields(body));
+    return body;
+  }
   EVL_RETURN_IF_ERROR(check_message_shape(bytes, "event body"));
   EventBody body;
   try {
@@ -581,10 +705,9 @@ Result<EventBody> decode_body(ByteView bytes) {
 
 namespace {
 
-// ---- the envelope read in place --------------------------------------------------------------
-// canonical_entry_words lays every valid envelope out the same way, so one that is canonical
-// can be checked word by word where it lies, without decoding it and encoding it again (which
-// cost as much as hashing it). For a body of L bytes (W = ceil(L / 8) words) and n signatures:
+// ---- the envelope read in place (see "reading in place" above) -------------------------------
+// canonical_entry_words lays every valid envelope out one way. For a body of L bytes
+// (W = ceil(L / 8) words) and n signatures:
 //
 //   word 0          root struct pointer: 0 data words, 2 pointers
 //   word 1          body: list pointer, offset 1, bytes, count L
@@ -594,30 +717,12 @@ namespace {
 //   T+1+2i, T+2+2i  signature i's publicKey and signature pointers (byte lists of 32 and 64)
 //   T+1+2n+12i ..   signature i's public key (4 words), then its signature (8 words)
 //
-// Anything else (another layout, a size out of bounds) is left to decode_canonical_entry, which
-// says what is wrong, or accepts it if only this reading was too narrow: so this never accepts
-// an entry the full decoding would refuse, and the tests hold it to canonical_entry_words.
+// Anything else is left to decode_canonical_entry.
 
 struct EnvelopeView {
   ByteView body;
   std::vector<EntrySignature> signatures;
 };
-
-uint64_t word_at(ByteView bytes, size_t index) {
-  uint64_t v = 0;
-  for (size_t i = 8; i-- > 0;) v = (v << 8) | bytes[index * 8 + i];
-  return v;
-}
-
-constexpr uint64_t kByteElements = 2, kInlineComposite = 7;
-
-constexpr uint64_t struct_pointer(uint64_t offset, uint64_t data_words, uint64_t pointers) {
-  return (offset << 2) | ((data_words | (pointers << 16)) << 32);
-}
-
-constexpr uint64_t list_pointer(uint64_t offset, uint64_t element_size, uint64_t count) {
-  return (offset << 2) | 1 | ((element_size | (count << 3)) << 32);
-}
 
 bool read_envelope_in_place(ByteView bytes, EnvelopeView& out) {
   const size_t words = bytes.size() / 8;
@@ -626,7 +731,7 @@ bool read_envelope_in_place(ByteView bytes, EnvelopeView& out) {
   const uint64_t body_pointer = word_at(bytes, 1);
   const uint64_t body_size = body_pointer >> 35;
   if (body_size == 0 || body_pointer != list_pointer(1, kByteElements, body_size)) return false;
-  const size_t body_words = (body_size + 7) / 8;
+  const size_t body_words = words_for(body_size);
   const size_t tag = 3 + body_words;
   if (tag >= words) return false;
   const uint64_t count = (word_at(bytes, tag) & 0xffffffffu) >> 2;

@@ -158,6 +158,9 @@ Result<SignedEvent> decode_entry(ByteView bytes);
 // place; any other bytes get the full decoding, which accepts them only if they are canonical
 // after all and otherwise says what is wrong. For the tests of that fast path.
 bool entry_in_canonical_layout(ByteView entry);
+// The same for a manifest or observation body, which decode_body and check_entry then read in
+// place; any other body gets the full decoding.
+bool body_in_canonical_layout(ByteView body);
 
 // Field rules that canonical form cannot express (non-empty roles, sorted scope, text limits,
 // voidFrom only for compromise, ...). decode_body applies them; exposed for tools that build

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -707,6 +708,49 @@ SignedEvent random_envelope(size_t body_size, size_t signatures, std::mt19937_64
   return e;
 }
 
+// Calls visit(changed) for every single-byte change of `message` (to 0, or by xor with a few
+// masks), every change of one word by a small amount or in one of its fields, and the message
+// one word longer and one word shorter.
+void for_each_change(const Bytes& message, const std::function<void(const Bytes&)>& visit) {
+  for (size_t pos = 0; pos < message.size(); ++pos) {
+    for (int v : {0x00, 0x01, 0x80, 0xc3, 0xff}) {
+      Bytes bad = message;
+      bad[pos] ^= static_cast<uint8_t>(v == 0 ? bad[pos] : v);
+      visit(bad);
+    }
+  }
+  for (size_t w = 0; w < message.size() / 8; ++w) {
+    for (int64_t delta : {int64_t{-8}, int64_t{-1}, int64_t{1}, int64_t{4}, int64_t{8},
+                          int64_t{1} << 16, int64_t{1} << 32, int64_t{1} << 35,
+                          int64_t{1} << 48}) {
+      Bytes bad = message;
+      set_word(bad, w, get_word(bad, w) + static_cast<uint64_t>(delta));
+      visit(bad);
+    }
+  }
+  Bytes longer = message;
+  insert_word(longer, longer.size() / 8, 0);
+  visit(longer);
+  visit(Bytes(message.begin(), message.end() - 8));
+}
+
+// Whatever an in-place reading accepts among the changes of `message` must encode back to
+// exactly the same bytes (so the full decoding, which compares with that encoding, would have
+// accepted it too). Returns how many changed messages it accepted.
+template <typename InLayout, typename Decode, typename Encode>
+size_t changes_read_in_place(const Bytes& message, InLayout in_layout, Decode decode,
+                             Encode encode) {
+  size_t accepted = 0;
+  for_each_change(message, [&](const Bytes& bad) {
+    if (!in_layout(bad)) return;
+    auto decoded = decode(bad);
+    REQUIRE(decoded.has_value());
+    CHECK(encode(*decoded) == bad);
+    accepted += bad != message;
+  });
+  return accepted;
+}
+
 TEST_CASE("every envelope the encoder writes is read in place, to the same value",
           "[events][entry][layout]") {
   std::mt19937_64 rng(7);
@@ -737,46 +781,89 @@ TEST_CASE("every envelope the encoder writes is read in place, to the same value
 
 TEST_CASE("an envelope read in place is always the canonical encoding of what it holds",
           "[events][entry][layout]") {
-  // Every single-byte change, and every change of one framing word by a small amount, of
-  // envelopes with bodies that do and do not fill their last word: whatever the in-place
-  // reading accepts must encode back to exactly the same bytes (so the full decoding, which
-  // compares with that encoding, would have accepted it too).
+  // Every change (for_each_change) of envelopes with bodies that do and do not fill their last
+  // word.
   std::mt19937_64 rng(11);
-  size_t accepted_changed = 0, checked = 0;
+  size_t accepted_changed = 0;
   for (size_t body_size : {5, 8, 13, 24}) {
     for (size_t signatures : {1, 2}) {
-      const Bytes entry = encode_entry(random_envelope(body_size, signatures, rng));
-      auto check = [&](const Bytes& bad) {
-        ++checked;
-        if (!entry_in_canonical_layout(bad)) return;
-        auto decoded = decode_entry(bad);
-        REQUIRE(decoded.has_value());
-        CHECK(encode_entry(*decoded) == bad);
-        accepted_changed += bad != entry;
-      };
-      for (size_t pos = 0; pos < entry.size(); ++pos) {
-        for (int v : {0x00, 0x01, 0x80, 0xff}) {
-          Bytes bad = entry;
-          bad[pos] ^= static_cast<uint8_t>(v == 0 ? bad[pos] : v);
-          check(bad);
-        }
-      }
-      for (size_t w = 0; w < entry.size() / 8; ++w) {
-        for (int64_t delta : {int64_t{-8}, int64_t{-1}, int64_t{1}, int64_t{4}, int64_t{8},
-                               int64_t{1} << 32, int64_t{1} << 35}) {
-          Bytes bad = entry;
-          set_word(bad, w, get_word(bad, w) + static_cast<uint64_t>(delta));
-          check(bad);
-        }
-      }
-      Bytes longer = entry;
-      insert_word(longer, longer.size() / 8, 0);
-      check(longer);
-      check(Bytes(entry.begin(), entry.end() - 8));
+      accepted_changed +=
+          changes_read_in_place(encode_entry(random_envelope(body_size, signatures, rng)),
+                                entry_in_canonical_layout, decode_entry, encode_entry);
     }
   }
-  INFO(checked << " changed envelopes");
   CHECK(accepted_changed > 0);  // changes to the body and key bytes are still envelopes
+}
+
+// Manifest and observation bodies with texts of every length around a word boundary, with and
+// without metadata, at claimed times that do and do not keep the second data word.
+std::vector<EventBody> manifest_bodies(const SecretKey& k) {
+  std::vector<EventBody> out;
+  for (size_t n = 1; n <= 20; ++n) {
+    for (const std::string& metadata : {std::string(), std::string(n % 5 + 1, 'm')}) {
+      for (int64_t time : {int64_t{0}, int64_t{-1}, test::kTestTimeMs}) {
+        ManifestText text{std::string(n, 'c'), metadata};
+        EventBody body = test::manifest_body(k, text.canonical, text.metadata, time);
+        out.push_back(body);
+        body.payload = Observation{text};
+        out.push_back(body);
+      }
+    }
+  }
+  out.push_back(test::manifest_body(k, test::environment_manifest_text(), {}, 7));
+  out.push_back(test::observation_body(k, "sol-execbench"));
+  return out;
+}
+
+TEST_CASE("every manifest and observation body the encoder writes is read in place, unchanged",
+          "[events][entry][layout]") {
+  const SecretKey k = test::test_key("example.org/test-author", 0x01);
+  for (const EventBody& body : manifest_bodies(k)) {
+    const Bytes bytes = encode_body(body);
+    INFO(hex_encode(bytes));
+    CHECK(body_in_canonical_layout(bytes));
+    auto decoded = decode_body(bytes);
+    REQUIRE(decoded.has_value());
+    CHECK(*decoded == body);
+  }
+  // Other kinds are never read in place; they get the full decoding.
+  for (const EventBody& body : bodies_of_every_kind(k)) {
+    if (body.kind() != EventKind::kManifest && body.kind() != EventKind::kObservation) {
+      CHECK_FALSE(body_in_canonical_layout(encode_body(body)));
+    }
+  }
+}
+
+TEST_CASE("a body read in place is always the canonical encoding of what it holds",
+          "[events][entry][layout]") {
+  // As for the envelope, with texts that come to break a rule (a NUL inside, invalid UTF-8, a
+  // missing NUL, non-zero padding).
+  const SecretKey k = test::test_key("example.org/test-author", 0x01);
+  size_t accepted_changed = 0;
+  for (const EventBody& body : {test::manifest_body(k, "{\"ab\":1}", "{\"m\":1}", 5),
+                                test::manifest_body(k, "{\"abcdefgh\":1}", {}, 0)}) {
+    accepted_changed += changes_read_in_place(encode_body(body), body_in_canonical_layout,
+                                              decode_body, encode_body);
+  }
+  CHECK(accepted_changed > 0);  // changes to the key and the text's letters are still bodies
+}
+
+TEST_CASE("check_entry rejects manifest texts the in-place reading leaves to the full decoding",
+          "[events][entry]") {
+  const SecretKey k = test::test_key("example.org/test-author", 0x01);
+  const Bytes good = encode_body(test::manifest_body(k, "{\"ab\":1}", {}, 5));
+  REQUIRE(good.size() % 8 == 0);
+  auto with = [&](size_t pos, uint8_t value) {
+    Bytes bad = good;
+    bad[pos] = value;
+    CHECK_FALSE(body_in_canonical_layout(bad));
+    return rejection(sign_raw(k, bad));
+  };
+  const size_t start = good.size() - 16;  // {"ab":1} and its NUL: 9 bytes in two words
+  CHECK_THAT(with(start + 2, 0x00), Contains("not valid UTF-8 text without NUL bytes"));
+  CHECK_THAT(with(start + 2, 0xff), Contains("not valid UTF-8 text without NUL bytes"));
+  CHECK_THAT(with(start + 8, 0x41), Contains("not a valid Cap'n Proto message"));  // no NUL
+  CHECK_THAT(with(start + 9, 0x01), Contains("not in canonical form"));  // padding
 }
 
 TEST_CASE("check_entry rejects an envelope whose body is padded with a non-zero byte",
