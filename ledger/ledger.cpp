@@ -115,6 +115,14 @@ Status LedgerImpl::open_env(bool create) {
   mdb_env_info(env_, &info);
   map_size_ = info.me_mapsize;
   locate_map();
+  mdb_filehandle_t fd;
+  if (mdb_env_get_fd(env_, &fd) == 0) data_fd_ = fd;
+  MDB_stat stat;
+  if (mdb_env_stat(env_, &stat) == 0) {
+    // LMDB keeps a node in a leaf while it fits twice into a page (mdb_env_open's me_nodemax:
+    // half the page less the page header and a slot), 8-byte key and node header included.
+    overflow_from_ = (stat.ms_psize - 16) / 2 - 2 - 8 - 8 + 1;
+  }
 
   auto txn = lmdb::Txn::begin(env_, !read_only_);
   if (!txn) return txn.error();

@@ -1,7 +1,9 @@
 #include "ledger/internal/ledger_impl.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -70,8 +72,28 @@ Result<uint64_t> LedgerImpl::find(const Digest& id) const {
 
 Status LedgerImpl::scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
-    return scan_dense(txn, entries_, from, to, "entry", visit);
+    Bytes copy;
+    return scan_dense(txn, entries_, from, to, "entry", [&](uint64_t index, ByteView bytes) {
+      return visit(index, read_out(bytes, copy));
+    });
   });
+}
+
+ByteView LedgerImpl::read_out(ByteView value, Bytes& copy) const {
+  const auto at = reinterpret_cast<uintptr_t>(value.data());
+  if (value.size() < overflow_from_ || data_fd_ < 0 || at < map_begin_ ||
+      at + value.size() > map_begin_ + map_length_) {
+    return value;
+  }
+  copy.resize(value.size());
+  for (size_t done = 0; done < value.size();) {
+    ssize_t n = ::pread(data_fd_, copy.data() + done, value.size() - done,
+                        static_cast<off_t>(at - map_begin_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return value;  // read it through the map after all
+    done += static_cast<size_t>(n);
+  }
+  return copy;
 }
 
 Result<Hash> LedgerImpl::root(uint64_t size) const {
@@ -214,9 +236,10 @@ EntryScanner LedgerImpl::scanner(lmdb::Txn& txn) const {
   return [this, &txn](uint64_t from, uint64_t to,
                       const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
     constexpr uint64_t kReleaseEvery = 512;
+    Bytes copy;
     Status scanned = scan_dense(txn, entries_, from, to, "entry",
                                 [&](uint64_t index, ByteView bytes) -> Status {
-                                  EVL_RETURN_IF_ERROR(visit(index, bytes));
+                                  EVL_RETURN_IF_ERROR(visit(index, read_out(bytes, copy)));
                                   if ((index + 1) % kReleaseEvery == 0) release_map_locked();
                                   return Status::ok();
                                 });

@@ -140,6 +140,16 @@ class LedgerImpl final : public Ledger {
   void locate_map();
   // release_mapped_pages() for a caller that holds resize_mu_.
   void release_map_locked() const;
+  // `value` (from a transaction of the caller, who holds resize_mu_) as the caller may read
+  // it. An entry big enough to have LMDB overflow pages of its own is copied into `copy` with
+  // pread() from the data file instead of being read through the map: LMDB hands out its
+  // address without touching it, and reading it through the map faults its pages (and the
+  // kernel's 15 neighbours) into the process, for the reader to drop again to keep memory
+  // flat (2.7 µs per 2 KiB entry of an audit, against under 1 µs for the pread). The file
+  // holds what the map shows (one page cache), and the transaction's pages do not change
+  // while it lasts. Any other value (small, or a page the transaction has written, which is
+  // not in the map) is returned as it is.
+  ByteView read_out(ByteView value, Bytes& copy) const;
   void release_mapped_pages() const override;
 
   template <typename Fn>
@@ -173,6 +183,8 @@ class LedgerImpl final : public Ledger {
   uint64_t staged_since_trim_ = 0;  // writer thread only
   uintptr_t map_begin_ = 0;  // LMDB's map (changed only under resize_mu_ held exclusively)
   size_t map_length_ = 0;
+  int data_fd_ = -1;             // LMDB's data file (its own descriptor)
+  size_t overflow_from_ = SIZE_MAX;  // values of at least this size have pages of their own
 
   mutable std::shared_mutex resize_mu_;  // read transactions shared; map resizing exclusive
   mutable std::mutex policy_mu_;

@@ -388,6 +388,48 @@ TEST_CASE("a hook gets back at each entry what it prepared for it on the checkin
   CHECK(hook->prepared_ >= hook->handed_);
 }
 
+TEST_CASE("entries of every size around LMDB's overflow threshold read back byte for byte",
+          "[ledger][append]") {
+  // Entries too big to share a leaf (about 2 KiB and up) are read with pread() from the data
+  // file instead of through the map (LedgerImpl::read_out): both kinds, and the boundary, must
+  // read back exactly, from a ledger being written to and after reopening.
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  auto manifest = [&](size_t pad) {
+    return test::signed_entry(cast.importer,
+                              test::manifest_body(cast.importer, "{\"n\":" + std::to_string(pad) +
+                                                                     ",\"pad\":\"" +
+                                                                     std::string(pad, 'p') + "\"}"));
+  };
+  std::vector<Bytes> batch;
+  std::set<size_t> sizes;
+  for (size_t pad = 1700; pad <= 2100; ++pad) {
+    Bytes entry = manifest(pad);
+    if (sizes.insert(entry.size()).second) batch.push_back(std::move(entry));
+  }
+  for (size_t pad : {4000, 16000, 60000}) batch.push_back(manifest(pad));
+  REQUIRE(sizes.count(2016) + sizes.count(2024) == 2);  // both sides of the threshold
+  for (const auto& o : ledger->append(batch)) REQUIRE(o.status.is_ok());
+  auto read_back = [&](const Ledger& l) {
+    size_t seen = 0;
+    Status s = l.scan(5, 5 + batch.size(), [&](uint64_t index, ByteView bytes) {
+      CHECK(Bytes(bytes.begin(), bytes.end()) == batch.at(index - 5));
+      ++seen;
+      return Status::ok();
+    });
+    CHECK(s.is_ok());
+    CHECK(seen == batch.size());
+  };
+  read_back(*ledger);
+  REQUIRE(append_one(*ledger, manifest(3000)).status.is_ok());
+  read_back(*ledger);
+  CHECK(audit_ledger(*ledger).status.is_ok());
+  ledger.reset();
+  read_back(*open_read_only(dir));
+}
+
 TEST_CASE("the map grows when it is full and nothing is lost", "[ledger][append]") {
   TempDir dir;
   Cast cast;
