@@ -125,6 +125,14 @@ TEST_CASE("the comparison key hashes the JCS text of its documented members",
                                     R"("})";
   CHECK(jcs_serialize(comparison_preimage(*inputs)) == expected_text);
   CHECK(digest_text(comparison_key(*inputs)) == sha_of(expected_text));
+  // comparison_key writes the JCS text itself: it must stay the text of the preimage object,
+  // escapes included (a metric comes from the manifest's own strings).
+  for (const std::string metric : {"none", "a\"b\\c:\u00e9:\x01\n", "\xf0\x9f\x9a\x80:x:\x7f"}) {
+    ComparisonInputs odd = *inputs;
+    odd.metric = metric;
+    odd.operation = "";
+    CHECK(comparison_key(odd) == sha256(as_bytes(jcs_serialize(comparison_preimage(odd)))));
+  }
 
   Json other_impl = run;
   other_impl.set("implementationDigest", sha_of("another implementation"));
