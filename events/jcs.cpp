@@ -35,10 +35,25 @@ constexpr std::array<char, 256> make_escape_table() {
 }
 constexpr std::array<char, 256> kEscape = make_escape_table();
 
+// Whether any of the 8 bytes in `w` needs an escape: below 0x20, '"' or '\\'. (The usual
+// "has a byte below n" and "has a zero byte" tests; exact as a whole, not per byte.)
+bool needs_escape(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  return (((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) |
+          has_zero(w ^ (kOnes * '\\'))) != 0;
+}
+
 void append_string(std::string& out, std::string_view s) {
   out.push_back('"');
   size_t run = 0;
   for (size_t i = 0; i < s.size(); ++i) {
+    // Eight bytes at a time while none needs an escape: stored texts are mostly plain.
+    for (uint64_t w; i + 8 <= s.size(); i += 8) {
+      std::memcpy(&w, s.data() + i, 8);
+      if (needs_escape(w)) break;
+    }
+    if (i >= s.size()) break;
     char escape = kEscape[static_cast<unsigned char>(s[i])];
     if (escape == 0) continue;
     out.append(s.data() + run, i - run);

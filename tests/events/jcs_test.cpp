@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -208,6 +209,54 @@ TEST_CASE("jcs escapes strings minimally", "[events][jcs]") {
   CHECK(canonical(R"("</script>")") == R"("</script>")");
   // Escaped keys are compared and written by their characters.
   CHECK(canonical(R"({"\u0062": 1, "a\u0000": 2})") == "{\"a\\u0000\":2,\"b\":1}");
+}
+
+TEST_CASE("jcs escapes every byte of every position alike", "[events][jcs]") {
+  // Strings are scanned eight bytes at a time: each byte that needs an escape, and bytes near
+  // those that do (0x20, 0x7f, high bytes), at every offset from a word boundary and next to a
+  // quote, must come out as a byte-by-byte writer of RFC 8785 writes it.
+  auto reference = [](std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        const char* named = c == '\b' ? "\\b" : c == '\t' ? "\\t" : c == '\n' ? "\\n"
+                          : c == '\f' ? "\\f" : c == '\r' ? "\\r" : nullptr;
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += named != nullptr ? named : buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    return out + "\"";
+  };
+  std::vector<unsigned char> special;
+  for (int c = 0; c < 0x20; ++c) special.push_back(static_cast<unsigned char>(c));
+  for (int c : {0x22, 0x5c, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff}) {
+    special.push_back(static_cast<unsigned char>(c));
+  }
+  for (size_t length : {1, 7, 8, 9, 15, 16, 17, 31}) {
+    for (size_t at = 0; at < length; ++at) {
+      for (unsigned char c : special) {
+        std::string s(length, 'a');
+        s[at] = static_cast<char>(c);
+        if (at + 1 < length) s[at + 1] = '"';
+        std::string out;
+        jcs_append_string(out, s);
+        INFO("length " << length << ", byte " << int(c) << " at " << at);
+        REQUIRE(out == reference(s));
+      }
+    }
+  }
+  const std::string mixed = "plain text, then \xC3\xA9\xE2\x80\xA8 \"quoted\" \\ and\x01\x1f tabs\t.";
+  for (size_t from = 0; from < mixed.size(); ++from) {
+    std::string out;
+    jcs_append_string(out, std::string_view(mixed).substr(from));
+    CHECK(out == reference(std::string_view(mixed).substr(from)));
+  }
 }
 
 TEST_CASE("jcs output is a fixed point and serializes programmatic values", "[events][jcs]") {
