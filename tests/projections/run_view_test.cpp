@@ -198,5 +198,21 @@ TEST_CASE("manifest and group records written directly are the JCS text of their
   }
 }
 
+TEST_CASE("value sort keys are 16 hex digits that sort as the values do",
+          "[projections][groups]") {
+  // The ranked index keys (projections/FORMAT.md): IEEE 754 bits with the sign bit flipped for
+  // positives and every bit flipped for negatives, as lowercase hex.
+  CHECK(value_sort_key(0.0) == "8000000000000000");
+  CHECK(value_sort_key(-0.0) == "8000000000000000");
+  CHECK(value_sort_key(1.0) == "bff0000000000000");
+  CHECK(value_sort_key(-1.0) == "400fffffffffffff");
+  CHECK(value_sort_key(159785.0) == "c103814800000000");
+  const double values[] = {-1e300, -2.5, -1.0, -1e-300, 0.0, 1e-300, 0.5, 1.0, 159785.0, 1e300};
+  for (size_t i = 1; i < std::size(values); ++i) {
+    INFO(values[i - 1] << " < " << values[i]);
+    CHECK(value_sort_key(values[i - 1]) < value_sort_key(values[i]));
+  }
+}
+
 }  // namespace
 }  // namespace evl
