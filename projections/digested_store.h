@@ -6,8 +6,9 @@
 // record as it was, and it remembers the key's latest value. update() then subtracts each kept
 // record and adds each key's latest one, so a record written many times between updates (the
 // "#/next" counter, a run view that several events of one commit touch) is hashed twice, not
-// once per write, and update() reads nothing back from the store. With a thread pool, update() hashes on all its threads: a record costs a
-// SHA-256 and a 2 KiB ChaCha20 expansion, and a commit may change tens of thousands.
+// once per write, and update() reads nothing back from the store. With a thread pool, update()
+// hashes on all its threads: a record costs a SHA-256 and a 2 KiB ChaCha20 expansion, and a
+// commit may change tens of thousands.
 //
 // When the tracker does not know the sums (a store written without it, or emptied and refolded
 // by a rebuild), it tracks nothing and update() scans the whole store once.

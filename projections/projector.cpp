@@ -78,16 +78,22 @@ PreparedManifest& prepared(ApplyContext& ctx, const ManifestText& text, bool obs
   return *p;
 }
 
-// The registry's record of the prepared manifest (its summary moves into it).
-ManifestRecord take_record(ApplyContext& ctx, PreparedManifest& p) {
-  return ManifestRecord{p.digest, p.kind, ctx.event.index, ctx.event.id, std::move(p.summary),
-                        std::move(p.summary_text)};
+// The digest of the manifest an event carries: its prepared one, or hashed now.
+Digest manifest_digest(const ApplyContext& ctx, const ManifestText& text) {
+  return ctx.event.prepared != nullptr ? ctx.event.prepared->digest
+                                       : sha256(as_bytes(text.canonical));
+}
+
+// Registers the prepared manifest under this event (its summary and text move into the record).
+void register_manifest(ApplyContext& ctx, PreparedManifest& p) {
+  ctx.state.put_manifest(ManifestRecord{p.digest, p.kind, ctx.event.index, ctx.event.id,
+                                        std::move(p.summary), std::move(p.summary_text)},
+                         p.facts);
 }
 
 Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
   std::optional<PreparedManifest> local;
-  const Digest digest = ctx.event.prepared != nullptr ? ctx.event.prepared->digest
-                                                      : sha256(as_bytes(event.manifest.canonical));
+  const Digest digest = manifest_digest(ctx, event.manifest);
   auto waiting = waiting_runs(ctx.state, digest);
   if (!waiting) return waiting.error();
   if (ctx.event.void_cause) {  // listed on the runs that wait for it, nothing else
@@ -109,8 +115,8 @@ Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
     return record_skipped(ctx, "the manifest is not a JSON object: " +
                                    (p.parsed ? std::string("wrong type") : p.parse_error));
   }
-  const ManifestFacts facts = p.facts;
-  ctx.state.put_manifest(take_record(ctx, p), facts);
+  register_manifest(ctx, p);
+  const ManifestFacts& facts = p.facts;
   const std::string text = digest_text(digest);
   for (const Digest& run : *waiting) {
     auto view = ctx.state.find_run(run);
@@ -131,16 +137,13 @@ Status take_over(ApplyContext& ctx, RunView& view, PreparedManifest& p) {
   view.event = ctx.event.id;
   view.index = ctx.event.index;
   add_history(view, history_item(ctx.event));
-  const ManifestFacts facts = p.facts;
-  ctx.state.put_manifest(take_record(ctx, p), facts);
+  register_manifest(ctx, p);
   return store_run_view(ctx, view, before);
 }
 
 Status apply_observation(ApplyContext& ctx, const Observation& observation) {
   std::optional<PreparedManifest> local;
-  const Digest digest = ctx.event.prepared != nullptr
-                            ? ctx.event.prepared->digest
-                            : sha256(as_bytes(observation.manifest.canonical));
+  const Digest digest = manifest_digest(ctx, observation.manifest);
   auto existing = ctx.state.find_run(digest);
   if (!existing) return existing.error();
   if (*existing != nullptr && (!(*existing)->void_cause || ctx.event.void_cause)) {
@@ -163,10 +166,7 @@ Status apply_observation(ApplyContext& ctx, const Observation& observation) {
   add_history(view, history_item(ctx.event));
   EVL_RETURN_IF_ERROR(resolve_references(ctx.state, view));
   EVL_RETURN_IF_ERROR(replay_orphans(ctx, view));
-  if (!view.void_cause) {
-    const ManifestFacts facts = p.facts;
-    ctx.state.put_manifest(take_record(ctx, p), facts);
-  }
+  if (!view.void_cause) register_manifest(ctx, p);
   if (!view.benchmark.empty()) ctx.state.put(store_keys::benchmark(view.benchmark, digest), "");
   return store_run_view(ctx, view, std::nullopt);
 }

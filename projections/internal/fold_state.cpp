@@ -13,8 +13,7 @@
 namespace evl {
 
 FoldState::FoldState(ProjectionStore& store)
-    : store_(store),
-      complete_(true) {
+    : store_(store), complete_(true) {
   // An empty store (a rebuild, the first event): every key there will be is one of ours.
   Status s = store_.scan("", [&](std::string_view, std::string_view) {
     complete_ = false;
@@ -105,11 +104,6 @@ Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
   if (!it->second.registered) return nullptr;
   static const ManifestFacts kNoFacts;
   return it->second.facts ? it->second.facts.get() : &kNoFacts;
-}
-
-void FoldState::put_manifest(ManifestRecord record) {
-  const ManifestFacts facts = manifest_facts(record.summary);
-  put_manifest(std::move(record), facts);
 }
 
 void FoldState::put_manifest(ManifestRecord record, const ManifestFacts& facts) {

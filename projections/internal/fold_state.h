@@ -52,8 +52,7 @@ class FoldState {
   // m/<digest>: what the fold reads of the record, or nullptr when the digest is not
   // registered. A record never changes once registered (the first registration wins).
   Result<const ManifestFacts*> find_manifest(const Digest& digest);
-  void put_manifest(ManifestRecord record);
-  // The same, with the facts of its summary already read (manifest_facts(record.summary)).
+  // Registers `record`; `facts` are those of its summary (manifest_facts(record.summary)).
   void put_manifest(ManifestRecord record, const ManifestFacts& facts);
 
   // G/<key>: nullptr when the group has no record.
