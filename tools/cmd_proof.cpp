@@ -176,10 +176,6 @@ std::string not_verified(const VerifierKey& key) {
   return "not verified with log key " + key.name + "+" + hex_encode(key.id);
 }
 
-void print_json(const nlohmann::ordered_json& j) {
-  print_json_line(j);
-}
-
 int verify_inclusion_doc(const Args& args, const InclusionProofDoc& proof, const VerifierKey& key) {
   if (args.has("old-checkpoint")) {
     return fail(
@@ -199,7 +195,7 @@ int verify_inclusion_doc(const Args& args, const InclusionProofDoc& proof, const
     j["origin"] = cp.origin;
     j["size"] = cp.size;
     j["root"] = base64_encode(cp.root);
-    print_json(j);
+    print_json_line(j);
   } else {
     std::printf("verified: entry %llu (leaf hash %s) is in the tree of size %llu of %s, root %s\n",
                 static_cast<unsigned long long>(verified->index),
@@ -235,7 +231,7 @@ int verify_consistency_doc(const Args& args, const ConsistencyProofDoc& proof,
     j["fromRoot"] = base64_encode(older.root);
     j["to"] = newer.size;
     j["toRoot"] = base64_encode(newer.root);
-    print_json(j);
+    print_json_line(j);
   } else {
     std::printf("verified: the tree of size %llu of %s (root %s) extends the tree of size %llu "
                 "(root %s)\n",

@@ -115,7 +115,8 @@ int rebuild(const Args& args) {
     std::printf("rebuilt %llu entries in %.2f s; digest %s (%s the incremental state; %s)\n",
                 static_cast<unsigned long long>(size), seconds, base64_encode(after).c_str(),
                 same ? "identical to" : "DIFFERENT from",
-                note ? "the signed statement below states it" : "no statement is stored for this size");
+                note ? "the signed statement below states it"
+                     : "no statement is stored for this size");
     if (note) std::fputs(note->c_str(), stdout);
   }
   if (!same && note) {
