@@ -44,6 +44,30 @@ class KeyValueStore {
   [[nodiscard]] virtual Status erase(std::string_view key) = 0;
   // Visits every key that starts with `prefix` (all keys for an empty prefix) in byte order.
   [[nodiscard]] virtual Status scan(std::string_view prefix, const KeyValueVisitor& visit) const = 0;
+
+  // Shown the value a write replaces or removes (valid only during the call).
+  using ReplacedVisitor = std::function<void(std::string_view old_value)>;
+  // put() and erase() that also show `replaced` the key's value before the write, when it had
+  // one: what a digest kept while writing must subtract. After a failure, whether `replaced`
+  // was called is unspecified (the caller drops what it kept, as the transaction aborts).
+  // These defaults get() the value first; a store that finds it in the write's own lookup
+  // overrides them.
+  [[nodiscard]] virtual Status put_replacing(std::string_view key, std::string_view value,
+                                             const ReplacedVisitor& replaced) {
+    auto old = get(key);
+    if (!old) return old.error();
+    Status s = put(key, value);
+    if (s && *old) replaced(**old);
+    return s;
+  }
+  [[nodiscard]] virtual Status erase_replacing(std::string_view key,
+                                               const ReplacedVisitor& replaced) {
+    auto old = get(key);
+    if (!old) return old.error();
+    Status s = erase(key);
+    if (s && *old) replaced(**old);
+    return s;
+  }
 };
 
 // Visits entries [from, to) of the log as seen by the transaction; bytes valid during the call.

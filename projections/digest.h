@@ -76,6 +76,8 @@ class ProjectionRecords {
  public:
   void add(std::string_view key, std::string_view value);
   size_t size() const { return records_.size(); }
+  // The bytes of the keys and values held.
+  size_t bytes() const { return arena_.size(); }
   void clear();
   // The accumulator of the records; `pool` (optional) hashes them on all its threads.
   ProjectionAccumulator sums(ThreadPool* pool) const;

@@ -53,4 +53,40 @@ Status DigestedStore::erase(std::string_view key) {
   return inner_.erase(key);
 }
 
+Status SummingStore::put(std::string_view key, std::string_view value) {
+  EVL_RETURN_IF_ERROR(inner_.put_replacing(
+      key, value, [&](std::string_view old) { removed_.add(key, old); }));
+  added_.add(key, value);
+  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
+  return Status::ok();
+}
+
+Status SummingStore::erase(std::string_view key) {
+  EVL_RETURN_IF_ERROR(
+      inner_.erase_replacing(key, [&](std::string_view old) { removed_.add(key, old); }));
+  if (removed_.bytes() >= kBatchBytes) hand_over();
+  return Status::ok();
+}
+
+void SummingStore::hand_over() {
+  worker_.wait();
+  std::swap(added_, hashing_added_);
+  std::swap(removed_, hashing_removed_);
+  added_.clear();
+  removed_.clear();
+  worker_.start([this] {
+    sums_.merge(hashing_added_.sums(nullptr));
+    sums_.unmerge(hashing_removed_.sums(nullptr));
+  });
+}
+
+ProjectionAccumulator SummingStore::sums(ThreadPool* pool) {
+  worker_.wait();
+  sums_.merge(added_.sums(pool));
+  sums_.unmerge(removed_.sums(pool));
+  added_.clear();
+  removed_.clear();
+  return sums_;
+}
+
 }  // namespace evl

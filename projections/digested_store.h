@@ -10,15 +10,23 @@
 // hashes on all its threads: a record costs a SHA-256 and a 2 KiB ChaCha20 expansion, and a
 // commit may change tens of thousands.
 //
-// When the tracker does not know the sums (a store written without it, or emptied and refolded
-// by a rebuild), it tracks nothing and update() scans the whole store once.
+// When the tracker does not know the sums (a store written without it), it tracks nothing and
+// update() scans the whole store once.
+//
+// A SummingStore is the decorator for a state written from nothing (a rebuild writes every
+// record of the state, most of them once): each put adds its record and subtracts the one it
+// replaces, each erase subtracts the one it removes, so the sums are known when the writing
+// ends, without the scan. It learns the replaced records from the store's own write
+// (put_replacing), copies the records a batch at a time, and hashes each batch on a thread of
+// its own while the writing goes on.
 //
 // Lifetimes: a DigestedStore refers to its inner store and tracker, which must outlive it; a
 // tracker refers to no store (each call names the one it reads), so one tracker may follow a
 // state through several short-lived store handles of one transaction. Every write to the
 // state between two updates must go through a DigestedStore on the tracker, or be followed
-// by forget().
-// Thread safety: one thread at a time, like the store.
+// by forget(). A SummingStore refers to its inner store, which must outlive it.
+// Thread safety: one thread at a time, like the store (a SummingStore's own thread only hashes
+// copies of the records).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +37,7 @@
 #include <unordered_map>
 
 #include "projections/digest.h"
+#include "projections/internal/worker.h"
 #include "projections/store.h"
 
 namespace evl {
@@ -76,22 +85,65 @@ class DigestTracker {
   std::unordered_map<std::string, std::optional<std::string>, KeyHash, std::equal_to<>> changed_;
 };
 
-class DigestedStore final : public KeyValueStore {
+// The decorators below read through to their inner store; only their writes differ.
+class WriteDecorator : public KeyValueStore {
  public:
-  DigestedStore(KeyValueStore& inner, DigestTracker& tracker) : inner_(inner), tracker_(tracker) {}
+  explicit WriteDecorator(KeyValueStore& inner) : inner_(inner) {}
 
   Result<std::optional<std::string>> get(std::string_view key) const override {
     return inner_.get(key);
   }
-  Status put(std::string_view key, std::string_view value) override;
-  Status erase(std::string_view key) override;
   Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
     return inner_.scan(prefix, visit);
   }
 
- private:
+ protected:
   KeyValueStore& inner_;
+};
+
+class DigestedStore final : public WriteDecorator {
+ public:
+  DigestedStore(KeyValueStore& inner, DigestTracker& tracker)
+      : WriteDecorator(inner), tracker_(tracker) {}
+
+  Status put(std::string_view key, std::string_view value) override;
+  Status erase(std::string_view key) override;
+
+ private:
   DigestTracker& tracker_;
+};
+
+class SummingStore final : public WriteDecorator {
+ public:
+  // `inner` holds nothing yet, or exactly the records whose accumulator is `start`.
+  explicit SummingStore(KeyValueStore& inner, ProjectionAccumulator start = {})
+      : WriteDecorator(inner), sums_(start) {}
+  // Waits for the batch being hashed.
+  ~SummingStore() override { worker_.wait(); }
+  SummingStore(const SummingStore&) = delete;
+  SummingStore& operator=(const SummingStore&) = delete;
+
+  Status put(std::string_view key, std::string_view value) override;
+  Status erase(std::string_view key) override;
+
+  // Hands the records written since the last hand-over to the worker, to be hashed while the
+  // writer goes on (a rebuild calls it after each batch's writes, before folding the next:
+  // hashing during the writes would take the core that serializes them). Also done on its own
+  // once the records written hold kBatchBytes, so that memory stays bounded.
+  void hand_over();
+
+  // The accumulator of the store's records after every write so far (the hashing finishes
+  // first; `pool`, optional, hashes what was not handed over yet). Valid only if every write to
+  // the store went through this decorator and none failed.
+  ProjectionAccumulator sums(ThreadPool* pool = nullptr);
+
+ private:
+  static constexpr size_t kBatchBytes = 64 << 20;
+
+  ProjectionRecords added_, removed_;                  // filling, on the writing thread
+  ProjectionRecords hashing_added_, hashing_removed_;  // being hashed by the worker
+  ProjectionAccumulator sums_;                         // the worker's, between hand-overs
+  Worker worker_;                                      // destroyed (joined) first
 };
 
 }  // namespace evl

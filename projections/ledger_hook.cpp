@@ -1,13 +1,9 @@
 #include "projections/ledger_hook.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <system_error>
-#include <thread>
 #include <variant>
 #include <vector>
 
@@ -15,6 +11,7 @@
 #include "projections/digest.h"
 #include "projections/digested_store.h"
 #include "projections/internal/prepared.h"
+#include "projections/internal/worker.h"
 #include "projections/projector.h"
 #include "projections/query.h"
 
@@ -113,63 +110,6 @@ Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
   return Status::ok();
 }
 
-// Runs one job at a time on a thread of its own, or inline when no thread can be started.
-class Worker {
- public:
-  Worker() {
-    try {
-      thread_ = std::thread([this] { loop(); });
-    } catch (const std::system_error&) {  // EAGAIN: the jobs run inline
-    }
-  }
-  ~Worker() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  // Starts `job` once the previous one has finished.
-  void start(std::function<void()> job) {
-    wait();
-    if (!thread_.joinable()) return job();
-    {
-      std::lock_guard lock(mu_);
-      job_ = std::move(job);
-    }
-    wake_.notify_all();
-  }
-  // Returns when no job is running.
-  void wait() {
-    std::unique_lock lock(mu_);
-    done_.wait(lock, [&] { return !job_; });
-  }
-
- private:
-  void loop() {
-    std::unique_lock lock(mu_);
-    for (;;) {
-      wake_.wait(lock, [&] { return stop_ || job_; });
-      if (!job_) return;
-      lock.unlock();
-      job_();
-      lock.lock();
-      job_ = nullptr;
-      done_.notify_all();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  std::function<void()> job_;  // set while a job runs
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 // Visits the decoded entries [0, size) of the log in order, with their event ids and prepared
 // manifests. Decoding (the canonical-form checks, the id's hash, the manifests' parsing and
 // summaries) runs on a second thread, a chunk ahead of the visits: the scan copies each chunk
@@ -266,6 +206,13 @@ class ForwardingStore final : public KeyValueStore {
   Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
     return target_->scan(prefix, visit);
   }
+  Status put_replacing(std::string_view key, std::string_view value,
+                       const ReplacedVisitor& replaced) override {
+    return target_->put_replacing(key, value, replaced);
+  }
+  Status erase_replacing(std::string_view key, const ReplacedVisitor& replaced) override {
+    return target_->erase_replacing(key, replaced);
+  }
 
  private:
   KeyValueStore* target_ = nullptr;
@@ -307,15 +254,24 @@ class ProjectionHook final : public AppendHook {
   }
 
   Status rebuild(AppendContext& context, uint64_t size) override {
-    // The whole state is written again: its sums come from one scan at seal().
+    // Until the fold ends, the sums are unknown (seal() would scan the whole state).
     tracker_.emplace(std::nullopt);
+    // The state is written from nothing through a SummingStore, whose sums are then the
+    // state's: seal() reads nothing back.
+    bool empty = true;
+    EVL_RETURN_IF_ERROR(context.store.scan("", [&](std::string_view, std::string_view) {
+      empty = false;
+      return false;
+    }));
+    if (!empty) return usage_error("a rebuild folds into empty projections; empty them first");
     // One pass folds each event with the key state at its position, which also gives its void
     // cause as long as no compromise has voided anything: that key state and the final one
     // then void nothing. Once one does (a compromise may void events before it), the pass only
     // finishes the key state, and a second pass folds again with the final key state's voids.
     KeyPolicy keys;
     bool voided = false;
-    auto batch = std::make_unique<ProjectionBatch>(context.store, &pool());
+    auto summing = std::make_unique<SummingStore>(context.store);
+    auto batch = std::make_unique<ProjectionBatch>(*summing, &pool());
     EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
                                                        const EventBody& body,
                                                        PreparedManifest* prepared) -> Status {
@@ -326,20 +282,26 @@ class ProjectionHook final : public AppendHook {
         batch.reset();  // what it has not written yet is dropped
         return Status::ok();
       }
-      return fold_into(*batch, projected(index, id, body, keys, keys, prepared));
+      return fold_into(*batch, *summing, projected(index, id, body, keys, keys, prepared));
     }));
-    if (!voided) return batch->flush();
-    EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
-    const KeyPolicy final_keys = std::move(keys);
-    KeyPolicy running;
-    ProjectionBatch second(context.store, &pool());
-    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
-                                                       const EventBody& body,
-                                                       PreparedManifest* prepared) -> Status {
-      running.apply(index, body);
-      return fold_into(second, projected(index, id, body, running, final_keys, prepared));
-    }));
-    return second.flush();
+    if (voided) {
+      EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
+      const KeyPolicy final_keys = std::move(keys);
+      KeyPolicy running;
+      summing = std::make_unique<SummingStore>(context.store);
+      batch = std::make_unique<ProjectionBatch>(*summing, &pool());
+      EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
+                                                         const EventBody& body,
+                                                         PreparedManifest* prepared) -> Status {
+        running.apply(index, body);
+        return fold_into(*batch, *summing,
+                         projected(index, id, body, running, final_keys, prepared));
+      }));
+    }
+    EVL_RETURN_IF_ERROR(batch->flush());
+    batch.reset();
+    tracker_.emplace(summing->sums(&pool()));
+    return Status::ok();
   }
 
   Result<uint64_t> applied_size(const KeyValueStore& store) const override {
@@ -383,9 +345,12 @@ class ProjectionHook final : public AppendHook {
  private:
   // A rebuild's fold of one event: the batch writes and forgets what it holds every
   // batch_events_ entries, so its memory is bounded.
-  Status fold_into(ProjectionBatch& batch, const ProjectedEvent& event) {
+  Status fold_into(ProjectionBatch& batch, SummingStore& summing, const ProjectedEvent& event) {
     EVL_RETURN_IF_ERROR(batch.apply(event));
-    return (event.index + 1) % batch_events_ == 0 ? batch.flush_and_forget() : Status::ok();
+    if ((event.index + 1) % batch_events_ != 0) return Status::ok();
+    EVL_RETURN_IF_ERROR(batch.flush_and_forget());
+    summing.hand_over();  // hashed while the next batch folds
+    return Status::ok();
   }
 
   // The tracker of this transaction, from the stored sums on its first use.

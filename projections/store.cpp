@@ -24,6 +24,28 @@ Status MemoryProjectionStore::erase(std::string_view key) {
   return Status::ok();
 }
 
+Status MemoryProjectionStore::put_replacing(std::string_view key, std::string_view value,
+                                            const ReplacedVisitor& replaced) {
+  auto it = map_.find(key);
+  if (it == map_.end()) {
+    map_.emplace(std::string(key), std::string(value));
+  } else {
+    replaced(it->second);
+    it->second.assign(value);
+  }
+  return Status::ok();
+}
+
+Status MemoryProjectionStore::erase_replacing(std::string_view key,
+                                              const ReplacedVisitor& replaced) {
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    replaced(it->second);
+    map_.erase(it);
+  }
+  return Status::ok();
+}
+
 Status MemoryProjectionStore::scan(std::string_view prefix, const ProjectionVisitor& visit) const {
   for (auto it = map_.lower_bound(prefix); it != map_.end(); ++it) {
     if (it->first.compare(0, prefix.size(), prefix) != 0) break;

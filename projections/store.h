@@ -39,6 +39,9 @@ class MemoryProjectionStore final : public ProjectionStore {
   Status put(std::string_view key, std::string_view value) override;
   Status erase(std::string_view key) override;
   Status scan(std::string_view prefix, const ProjectionVisitor& visit) const override;
+  Status put_replacing(std::string_view key, std::string_view value,
+                       const ReplacedVisitor& replaced) override;
+  Status erase_replacing(std::string_view key, const ReplacedVisitor& replaced) override;
 
   const Map& contents() const { return map_; }
   size_t size() const { return map_.size(); }

@@ -122,6 +122,8 @@ class Cursor {
   int get(MDB_val& key, MDB_val& value, MDB_cursor_op op) {
     return mdb_cursor_get(cursor_, &key, &value, op);
   }
+  // Deletes the record the cursor is at; returns the LMDB code.
+  int del() { return mdb_cursor_del(cursor_, 0); }
 
  private:
   explicit Cursor(MDB_cursor* c) : cursor_(c) {}

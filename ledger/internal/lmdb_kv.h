@@ -40,6 +40,40 @@ class TxnKeyValueStore final : public KeyValueStore {
     return rc == 0 ? Status::ok() : error(rc, "cannot store projection state");
   }
 
+  // One lookup for a new key: MDB_NOOVERWRITE fails on an existing one and shows its value,
+  // which `replaced` sees before the second put overwrites it (rarer in a rebuild, which writes
+  // most records once).
+  Status put_replacing(std::string_view key, std::string_view value,
+                       const ReplacedVisitor& replaced) override {
+    if (!writable_) return usage_error("the projection state is read-only here");
+    if (key.empty() || key.size() > 511) {
+      return usage_error("a projection key must be 1 to 511 bytes (LMDB's key limit)");
+    }
+    ByteView existing;
+    int rc = txn_.put_new(dbi_, as_bytes(key), as_bytes(value), &existing);
+    if (rc == MDB_KEYEXIST) {
+      replaced(as_chars(existing));
+      rc = txn_.put(dbi_, as_bytes(key), as_bytes(value), 0);
+    }
+    if (rc == MDB_MAP_FULL) last_map_full_ = true;
+    touched();
+    return rc == 0 ? Status::ok() : error(rc, "cannot store projection state");
+  }
+
+  Status erase_replacing(std::string_view key, const ReplacedVisitor& replaced) override {
+    if (!writable_) return usage_error("the projection state is read-only here");
+    auto cursor = Cursor::open(txn_, dbi_);
+    if (!cursor) return cursor.error();
+    MDB_val k = val(key), v;
+    int rc = (*cursor)->get(k, v, MDB_SET_KEY);
+    if (rc == MDB_NOTFOUND) return Status::ok();
+    if (rc == 0) {
+      replaced(as_chars(view(v)));
+      rc = (*cursor)->del();
+    }
+    return rc == 0 ? Status::ok() : error(rc, "cannot erase projection state");
+  }
+
   Status erase(std::string_view key) override {
     if (!writable_) return usage_error("the projection state is read-only here");
     MDB_val k = val(key);

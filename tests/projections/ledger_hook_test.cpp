@@ -3,12 +3,14 @@
 // from the key state of the whole prefix, and its author from the key state at its position.
 #include "projections/ledger_hook.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <utility>
 #include <string>
 
 #include "ledger/ledger.h"
+#include "projections/digest.h"
 #include "projections/projector.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/test_support.h"
@@ -42,6 +44,24 @@ Contents state_of(const Ledger& ledger) {
               })
               .is_ok());
   return out;
+}
+
+// The newest statement's digest is the digest of the state, from a full scan: the sums the
+// append transactions and the rebuild keep while writing are those of what they wrote.
+void check_statement(const Ledger& ledger) {
+  auto note = ledger.statement(std::nullopt);
+  REQUIRE(note.has_value());
+  auto statement = open_projection_statement(*note, ledger.log_verifier().value());
+  REQUIRE(statement.has_value());
+  CHECK(statement->size == ledger.size());
+  REQUIRE(ledger
+              .read_state([&](const KeyValueStore& state, uint64_t) -> Status {
+                auto digest = projection_digest(state);
+                if (!digest) return digest.error();
+                CHECK(*digest == statement->digest);
+                return Status::ok();
+              })
+              .is_ok());
 }
 
 // Two passes over the log, one Projector::apply per event: the reference.
@@ -125,10 +145,12 @@ TEST_CASE("the ledger's projections equal a naive fold after each append and a r
     }
     append_checked(*ledger, cast.runner, test::rerun_body(cast.runner, runs[4], 900000));
     const Contents incremental = state_of(*ledger);
+    check_statement(*ledger);
     CHECK(incremental.count("v/" + std::string(20 - std::to_string(first_void).size(), '0') +
                             std::to_string(first_void)) == (compromise ? 1u : 0u));
     REQUIRE(ledger->rebuild_state().is_ok());
     CHECK(state_of(*ledger) == incremental);
+    check_statement(*ledger);
   }
 }
 
@@ -160,6 +182,45 @@ TEST_CASE("a rebuild of a log many decoding chunks long equals a naive fold",
   CHECK(state_of(*ledger) == expected);
   REQUIRE(ledger->rebuild_state().is_ok());
   CHECK(state_of(*ledger) == expected);
+  check_statement(*ledger);
+}
+
+TEST_CASE("a rebuild that replaces and removes records written by its earlier batches keeps "
+          "the state's digest",
+          "[projections][hook]") {
+  // Runs wait for an environment manifest that arrives batches later: the rebuild writes their
+  // waiting records, then removes them and rewrites the views, and its statement must still
+  // be the digest of what it left.
+  const std::string environment = test::environment_manifest_text();
+  const std::string waited = digest_text(test::test_digest("environment"));
+  const std::string arrives = digest_text(sha256(as_bytes(environment)));
+  for (uint64_t batch_events : {1, 2, 5, 16384}) {
+    INFO("rebuilt in batches of " << batch_events);
+    TempDir dir;
+    Cast cast;
+    auto ledger = open_with_projections(dir, batch_events);
+    for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+    for (int i = 0; i < 6; ++i) {
+      EventBody obs = test::observation_body(cast.importer, "gpumode", std::to_string(i));
+      std::string& text = std::get<Observation>(obs.payload).manifest.canonical;
+      const size_t at = text.find(waited);
+      REQUIRE(at != std::string::npos);
+      text.replace(at, waited.size(), arrives);
+      append_checked(*ledger, cast.importer, obs);
+    }
+    const Contents waiting = state_of(*ledger);
+    CHECK(std::count_if(waiting.begin(), waiting.end(), [&](const auto& record) {
+            return record.first.rfind("w/" + arrives.substr(7), 0) == 0;
+          }) == 6);
+    append_checked(*ledger, cast.importer, test::manifest_body(cast.importer, environment));
+    const Contents resolved = state_of(*ledger);
+    CHECK(std::none_of(resolved.begin(), resolved.end(), [&](const auto& record) {
+      return record.first.rfind("w/" + arrives.substr(7), 0) == 0;
+    }));
+    REQUIRE(ledger->rebuild_state().is_ok());
+    CHECK(state_of(*ledger) == resolved);
+    check_statement(*ledger);
+  }
 }
 
 }  // namespace
