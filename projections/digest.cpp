@@ -17,10 +17,9 @@ constexpr size_t kExpandedBytes = 2 * kProjectionLanes;
 
 // The record's 2048-byte expansion: ChaCha20 (IETF, 96-bit zero nonce, counter from 0) keyed
 // by its record hash.
-void expand(std::string_view key, std::string_view value, uint8_t out[kExpandedBytes]) {
-  Digest seed = projection_record_hash(key, value);
+void expand(const Digest& record_hash, uint8_t out[kExpandedBytes]) {
   static const uint8_t kZeroNonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {};
-  crypto_stream_chacha20_ietf(out, kExpandedBytes, kZeroNonce, seed.data());
+  crypto_stream_chacha20_ietf(out, kExpandedBytes, kZeroNonce, record_hash.data());
 }
 
 uint16_t lane_at(const uint8_t* bytes, size_t i) {
@@ -40,17 +39,25 @@ Digest projection_record_hash(std::string_view key, std::string_view value) {
 }
 
 void ProjectionAccumulator::add(std::string_view key, std::string_view value) {
+  add_hashed(projection_record_hash(key, value));
+}
+
+void ProjectionAccumulator::remove(std::string_view key, std::string_view value) {
+  remove_hashed(projection_record_hash(key, value));
+}
+
+void ProjectionAccumulator::add_hashed(const Digest& record_hash) {
   uint8_t bytes[kExpandedBytes];
-  expand(key, value, bytes);
+  expand(record_hash, bytes);
   for (size_t i = 0; i < kProjectionLanes; ++i) {
     lanes_[i] = static_cast<uint16_t>(lanes_[i] + lane_at(bytes, i));
   }
   ++count_;
 }
 
-void ProjectionAccumulator::remove(std::string_view key, std::string_view value) {
+void ProjectionAccumulator::remove_hashed(const Digest& record_hash) {
   uint8_t bytes[kExpandedBytes];
-  expand(key, value, bytes);
+  expand(record_hash, bytes);
   for (size_t i = 0; i < kProjectionLanes; ++i) {
     lanes_[i] = static_cast<uint16_t>(lanes_[i] - lane_at(bytes, i));
   }
@@ -112,19 +119,22 @@ void ProjectionRecords::clear() {
 }
 
 ProjectionAccumulator ProjectionRecords::sums(ThreadPool* pool) const {
+  return accumulate_in_shares(records_.size(), pool, [&](ProjectionAccumulator& sums, size_t i) {
+    auto [at, key_size, value_size] = records_[i];
+    sums.add(std::string_view(arena_.data() + at, key_size),
+             std::string_view(arena_.data() + at + key_size, value_size));
+  });
+}
+
+ProjectionAccumulator accumulate_in_shares(
+    size_t n, ThreadPool* pool, const std::function<void(ProjectionAccumulator&, size_t)>& add) {
   constexpr size_t kParallelFrom = 64;  // fewer are not worth waking the pool
   // Several shares a thread, claimed one at a time, so that a slow thread holds no one back.
   const size_t shares =
-      pool != nullptr && pool->size() > 1 && records_.size() >= kParallelFrom ? 4 * pool->size()
-                                                                             : 1;
+      pool != nullptr && pool->size() > 1 && n >= kParallelFrom ? 4 * pool->size() : 1;
   std::vector<ProjectionAccumulator> sums(shares);
   auto add_share = [&](size_t share) {
-    const size_t n = records_.size();
-    for (size_t i = n * share / shares; i < n * (share + 1) / shares; ++i) {
-      auto [at, key_size, value_size] = records_[i];
-      sums[share].add(std::string_view(arena_.data() + at, key_size),
-                      std::string_view(arena_.data() + at + key_size, value_size));
-    }
+    for (size_t i = n * share / shares; i < n * (share + 1) / shares; ++i) add(sums[share], i);
   };
   if (shares == 1) {
     add_share(0);
