@@ -583,12 +583,19 @@ Status LedgerImpl::rebuild_state() {
 }
 
 int LedgerImpl::empty_db(lmdb::Txn& txn, MDB_dbi dbi) {
-  // Record by record, dropping the map's pages as it goes, rather than mdb_drop: to free an
-  // overflow record LMDB reads its first page, and the kernel maps 15 neighbours with it, so
-  // dropping the projections of 10^6 catalog events left 2 GB of the map resident.
+  // Without overflow pages (the projections have none unless a run view outgrows half a page),
+  // mdb_drop frees the leaves from their branch pages alone, reading none of them: a tenth of
+  // a second for the projections of 10^5 catalog events, a second at 10^6.
+  MDB_stat stat;
+  int rc = mdb_stat(txn.get(), dbi, &stat);
+  if (rc != 0) return rc;
+  if (stat.ms_overflow_pages == 0) return mdb_drop(txn.get(), dbi, 0);
+  // Otherwise record by record, dropping the map's pages as it goes: to free an overflow
+  // record mdb_drop reads every leaf, and the kernel maps 15 neighbours with each page read,
+  // so dropping the projections of 10^6 catalog events left 2 GB of the map resident.
   constexpr uint64_t kReleaseEvery = 4096;
   MDB_cursor* cursor = nullptr;
-  int rc = mdb_cursor_open(txn.get(), dbi, &cursor);
+  rc = mdb_cursor_open(txn.get(), dbi, &cursor);
   if (rc != 0) return rc;
   MDB_val k, v;
   for (uint64_t n = 1; (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)) == 0; ++n) {

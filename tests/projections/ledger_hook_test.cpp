@@ -223,5 +223,31 @@ TEST_CASE("a rebuild that replaces and removes records written by its earlier ba
   }
 }
 
+TEST_CASE("a rebuild empties projections whose records have LMDB overflow pages of their own",
+          "[projections][hook]") {
+  // A run view with many attestations outgrows half a page: LMDB keeps it on overflow pages,
+  // and emptying the projections then goes record by record instead of mdb_drop.
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_with_projections(dir, 16384);
+  for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+  EventBody obs = test::observation_body(cast.importer, "gpumode", "crowded");
+  const Digest run = manifest_digest_of(obs);
+  std::vector<Bytes> entries{test::signed_entry(cast.importer, obs)};
+  for (int i = 0; i < 12; ++i) {
+    entries.push_back(test::signed_entry(
+        cast.attestor, test::attestation_body(cast.attestor, run, AttestationType::kReproduced,
+                                              "reproduced on rig " + std::to_string(i))));
+  }
+  for (const auto& o : ledger->append(entries)) REQUIRE(o.status.is_ok());
+  const Contents expected = state_of(*ledger);
+  REQUIRE(expected.at("r/" + hex_encode(run)).size() > 4096);
+  for (int rebuild = 0; rebuild < 2; ++rebuild) {
+    REQUIRE(ledger->rebuild_state().is_ok());
+    CHECK(state_of(*ledger) == expected);
+    check_statement(*ledger);
+  }
+}
+
 }  // namespace
 }  // namespace evl
