@@ -37,11 +37,16 @@ void ThreadPool::run() {
 
 void ThreadPool::parallel_for(size_t n, const std::function<void(size_t)>& fn,
                               size_t min_per_thread) {
-  if (n == 0) return;
+  parallel_for_while(n, fn, nullptr, min_per_thread);
+}
+
+void ThreadPool::parallel_for_while(size_t n, const std::function<void(size_t)>& fn,
+                                    const std::function<void()>& own, size_t min_per_thread) {
   min_per_thread = std::max<size_t>(1, min_per_thread);
   // Small inputs run inline: waking a worker costs about one signature check.
   size_t parts = std::min<size_t>(size(), (n + min_per_thread - 1) / min_per_thread);
   if (parts <= 1) {
+    if (own) own();
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
@@ -67,6 +72,7 @@ void ThreadPool::parallel_for(size_t n, const std::function<void(size_t)>& fn,
     }
   }
   cv_.notify_all();
+  if (own) own();
   work();
   done.wait();
 }

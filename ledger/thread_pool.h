@@ -32,6 +32,12 @@ class ThreadPool {
   // about one signature check, the default item. Give 1 when each item is a large share of work.
   void parallel_for(size_t n, const std::function<void(size_t)>& fn, size_t min_per_thread = 8);
 
+  // parallel_for whose calling thread first runs `own` (other work, independent of fn's) while
+  // the workers start on [0, n), then joins them on what is left. Without workers, `own` runs
+  // first and then every fn(i).
+  void parallel_for_while(size_t n, const std::function<void(size_t)>& fn,
+                          const std::function<void()>& own, size_t min_per_thread = 8);
+
  private:
   void run();
 

@@ -237,12 +237,39 @@ Status FoldState::flush_changed(DigestMap<T>& map, const Encode& encode) {
 }
 
 Status FoldState::flush(ThreadPool* pool) {
-  // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/).
+  // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/). The changed run views are
+  // serialized on the pool's workers while this thread writes the records before them, then
+  // with its help; they are written after.
+  constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
+  std::vector<DigestMap<RunView>::value_type*> runs = std::move(changed_runs_);
+  changed_runs_.clear();
+  std::sort(runs.begin(), runs.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  // Views are never erased: every changed slot holds one.
+  std::vector<std::string> texts(runs.size());
+  auto encode = [&](size_t i) { texts[i] = run_view_text(*runs[i]->second.value); };
+  auto text = text_.begin();
+  Status before_runs;
+  auto write_before_runs = [&] { before_runs = flush_before_runs(text); };
+  if (pool != nullptr && pool->size() > 1 && runs.size() >= kParallelFrom) {
+    pool->parallel_for_while(runs.size(), encode, write_before_runs);
+  } else {
+    write_before_runs();
+    for (size_t i = 0; i < runs.size(); ++i) encode(i);
+  }
+  EVL_RETURN_IF_ERROR(before_runs);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::run(runs[i]->first), texts[i]));
+    runs[i]->second.changed = false;
+  }
+  return flush_text_below(text, "");
+}
+
+Status FoldState::flush_before_runs(TextMap::iterator& text) {
   if (next_ && next_->changed) {
     EVL_RETURN_IF_ERROR(store_.put(store_keys::kNext, std::to_string(*next_->value)));
     next_->changed = false;
   }
-  auto text = text_.begin();
   EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kGroups));
   EVL_RETURN_IF_ERROR(flush_changed(groups_, [&](const Digest& key, const auto& group) {
     return group ? store_.put(store_keys::group(key), group_record_text(*group))
@@ -253,30 +280,7 @@ Status FoldState::flush(ThreadPool* pool) {
     return store_.put(store_keys::manifest(digest), manifest_record_text(*record));
   }));
   manifests_.clear();  // written: reads use facts_
-  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kRuns));
-  EVL_RETURN_IF_ERROR(flush_runs(pool));
-  return flush_text_below(text, "");
-}
-
-Status FoldState::flush_runs(ThreadPool* pool) {
-  constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
-  std::vector<DigestMap<RunView>::value_type*> changed = std::move(changed_runs_);
-  changed_runs_.clear();
-  std::sort(changed.begin(), changed.end(),
-            [](const auto* a, const auto* b) { return a->first < b->first; });
-  // Views are never erased: every changed slot holds one.
-  std::vector<std::string> texts(changed.size());
-  auto encode = [&](size_t i) { texts[i] = run_view_text(*changed[i]->second.value); };
-  if (pool != nullptr && pool->size() > 1 && changed.size() >= kParallelFrom) {
-    pool->parallel_for(changed.size(), encode);
-  } else {
-    for (size_t i = 0; i < changed.size(); ++i) encode(i);
-  }
-  for (size_t i = 0; i < changed.size(); ++i) {
-    EVL_RETURN_IF_ERROR(store_.put(store_keys::run(changed[i]->first), texts[i]));
-    changed[i]->second.changed = false;
-  }
-  return Status::ok();
+  return flush_text_below(text, store_keys::kRuns);
 }
 
 void FoldState::forget() {

@@ -70,7 +70,8 @@ class FoldState {
   Status scan(std::string_view prefix, const ProjectionVisitor& visit);
 
   // Writes every changed record to the store, in key order. With a pool, many changed run views
-  // are serialized on all its threads first (the records written are the same).
+  // are serialized on its workers while this thread writes the records before them (the
+  // records written are the same).
   [[nodiscard]] Status flush(ThreadPool* pool = nullptr);
   // Drops the records (flush() first): later lookups read the store again, except for what the
   // state keeps (see above; about 80 bytes per manifest, more for those with facts).
@@ -107,7 +108,8 @@ class FoldState {
                   std::string (*key_of)(const Digest&), const Decode& decode);
   template <typename T, typename Encode>
   Status flush_changed(DigestMap<T>& map, const Encode& encode);
-  Status flush_runs(ThreadPool* pool);
+  // Writes the changed records whose keys sort before r/, from `text` on in text_.
+  Status flush_before_runs(TextMap::iterator& text);
   void mark_run_changed(typename DigestMap<RunView>::value_type& entry);
   // The slot of `key` in text_, added (absent, unchanged) when it has none.
   TextMap::iterator text_slot(std::string_view key);
