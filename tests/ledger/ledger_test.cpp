@@ -14,6 +14,7 @@
 #include "keys/checkpoint.h"
 #include "keys/signer.h"
 #include "ledger/audit.h"
+#include "ledger/thread_pool.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
 #include "tests/support/raw_lmdb.h"
@@ -58,6 +59,35 @@ Digest event_id_at(const TempDir& dir, uint64_t index) {
   auto checked = check_entry(*entry);
   REQUIRE(checked);
   return checked->id;
+}
+
+TEST_CASE("a pool's parallel_for_while visits every index once and runs the caller's own work "
+          "once, on the calling thread",
+          "[ledger][pool]") {
+  for (unsigned threads : {1u, 2u, 4u}) {
+    ThreadPool pool(threads);
+    for (size_t n : {0, 1, 7, 1000}) {
+      for (size_t min_per_thread : {1, 8}) {
+        INFO(threads << " threads, " << n << " items, " << min_per_thread << " per thread");
+        std::vector<std::atomic<int>> visits(n);
+        std::atomic<int> own_runs{0};
+        std::thread::id own_thread;
+        pool.parallel_for_while(
+            n, [&](size_t i) { ++visits[i]; },
+            [&] {
+              ++own_runs;
+              own_thread = std::this_thread::get_id();
+            },
+            min_per_thread);
+        CHECK(own_runs == 1);
+        CHECK(own_thread == std::this_thread::get_id());
+        for (size_t i = 0; i < n; ++i) CHECK(visits[i] == 1);
+        std::atomic<size_t> total{0};
+        pool.parallel_for(n, [&](size_t i) { total += i + 1; }, min_per_thread);
+        CHECK(total == n * (n + 1) / 2);
+      }
+    }
+  }
 }
 
 TEST_CASE("a new ledger takes the genesis at index 0 and keeps it across reopening",
