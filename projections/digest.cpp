@@ -39,25 +39,17 @@ Digest projection_record_hash(std::string_view key, std::string_view value) {
 }
 
 void ProjectionAccumulator::add(std::string_view key, std::string_view value) {
-  add_hashed(projection_record_hash(key, value));
-}
-
-void ProjectionAccumulator::remove(std::string_view key, std::string_view value) {
-  remove_hashed(projection_record_hash(key, value));
-}
-
-void ProjectionAccumulator::add_hashed(const Digest& record_hash) {
   uint8_t bytes[kExpandedBytes];
-  expand(record_hash, bytes);
+  expand(projection_record_hash(key, value), bytes);
   for (size_t i = 0; i < kProjectionLanes; ++i) {
     lanes_[i] = static_cast<uint16_t>(lanes_[i] + lane_at(bytes, i));
   }
   ++count_;
 }
 
-void ProjectionAccumulator::remove_hashed(const Digest& record_hash) {
+void ProjectionAccumulator::remove(std::string_view key, std::string_view value) {
   uint8_t bytes[kExpandedBytes];
-  expand(record_hash, bytes);
+  expand(projection_record_hash(key, value), bytes);
   for (size_t i = 0; i < kProjectionLanes; ++i) {
     lanes_[i] = static_cast<uint16_t>(lanes_[i] - lane_at(bytes, i));
   }
@@ -119,22 +111,19 @@ void ProjectionRecords::clear() {
 }
 
 ProjectionAccumulator ProjectionRecords::sums(ThreadPool* pool) const {
-  return accumulate_in_shares(records_.size(), pool, [&](ProjectionAccumulator& sums, size_t i) {
-    auto [at, key_size, value_size] = records_[i];
-    sums.add(std::string_view(arena_.data() + at, key_size),
-             std::string_view(arena_.data() + at + key_size, value_size));
-  });
-}
-
-ProjectionAccumulator accumulate_in_shares(
-    size_t n, ThreadPool* pool, const std::function<void(ProjectionAccumulator&, size_t)>& add) {
   constexpr size_t kParallelFrom = 64;  // fewer are not worth waking the pool
   // Several shares a thread, claimed one at a time, so that a slow thread holds no one back.
   const size_t shares =
-      pool != nullptr && pool->size() > 1 && n >= kParallelFrom ? 4 * pool->size() : 1;
+      pool != nullptr && pool->size() > 1 && records_.size() >= kParallelFrom ? 4 * pool->size()
+                                                                             : 1;
   std::vector<ProjectionAccumulator> sums(shares);
   auto add_share = [&](size_t share) {
-    for (size_t i = n * share / shares; i < n * (share + 1) / shares; ++i) add(sums[share], i);
+    const size_t n = records_.size();
+    for (size_t i = n * share / shares; i < n * (share + 1) / shares; ++i) {
+      auto [at, key_size, value_size] = records_[i];
+      sums[share].add(std::string_view(arena_.data() + at, key_size),
+                      std::string_view(arena_.data() + at + key_size, value_size));
+    }
   };
   if (shares == 1) {
     add_share(0);

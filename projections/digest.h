@@ -19,7 +19,6 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,9 +46,6 @@ class ProjectionAccumulator {
 
   void add(std::string_view key, std::string_view value);
   void remove(std::string_view key, std::string_view value);
-  // add() and remove() of the record whose projection_record_hash is `record_hash`.
-  void add_hashed(const Digest& record_hash);
-  void remove_hashed(const Digest& record_hash);
   // Adds the records `other` holds (the sums are order-free, so shares can be summed apart).
   void merge(const ProjectionAccumulator& other);
   // Removes the records `other` holds (each must be held here).
@@ -73,11 +69,6 @@ class ProjectionAccumulator {
 // SHA-256(kProjectionRecordDomain ‖ u64be(len key) ‖ key ‖ u64be(len value) ‖ value).
 Digest projection_record_hash(std::string_view key, std::string_view value);
 
-// The accumulator of n records, add(sums, i) adding the i-th to `sums`; `pool` (optional)
-// adds them on all its threads, in contiguous shares whose sums merge.
-ProjectionAccumulator accumulate_in_shares(
-    size_t n, ThreadPool* pool, const std::function<void(ProjectionAccumulator&, size_t)>& add);
-
 // Records copied side by side, to be hashed apart from the store they came from (a store's
 // views are valid only during a visit). A record costs a SHA-256 and a 2 KiB ChaCha20
 // expansion, so many are hashed on a pool's threads, in contiguous shares whose sums merge.
@@ -85,6 +76,8 @@ class ProjectionRecords {
  public:
   void add(std::string_view key, std::string_view value);
   size_t size() const { return records_.size(); }
+  // The bytes of the keys and values held.
+  size_t bytes() const { return arena_.size(); }
   void clear();
   // The accumulator of the records; `pool` (optional) hashes them on all its threads.
   ProjectionAccumulator sums(ThreadPool* pool) const;

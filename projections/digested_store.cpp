@@ -54,32 +54,19 @@ Status DigestedStore::erase(std::string_view key) {
 }
 
 Status SummingStore::put(std::string_view key, std::string_view value) {
-  EVL_RETURN_IF_ERROR(inner_.put_replacing(key, value, [&](std::string_view old) {
-    removed_.push_back(projection_record_hash(key, old));
-  }));
-  added_.push_back(projection_record_hash(key, value));
-  if (added_.size() + removed_.size() >= kBatchRecords) hand_over();
+  EVL_RETURN_IF_ERROR(inner_.put_replacing(
+      key, value, [&](std::string_view old) { removed_.add(key, old); }));
+  added_.add(key, value);
+  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
   return Status::ok();
 }
 
 Status SummingStore::erase(std::string_view key) {
-  EVL_RETURN_IF_ERROR(inner_.erase_replacing(key, [&](std::string_view old) {
-    removed_.push_back(projection_record_hash(key, old));
-  }));
-  if (removed_.size() >= kBatchRecords) hand_over();
+  EVL_RETURN_IF_ERROR(
+      inner_.erase_replacing(key, [&](std::string_view old) { removed_.add(key, old); }));
+  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
   return Status::ok();
 }
-
-namespace {
-
-ProjectionAccumulator sums_of(const std::vector<Digest>& record_hashes, ThreadPool* pool) {
-  return accumulate_in_shares(record_hashes.size(), pool,
-                              [&](ProjectionAccumulator& sums, size_t i) {
-                                sums.add_hashed(record_hashes[i]);
-                              });
-}
-
-}  // namespace
 
 void SummingStore::hand_over() {
   worker_.wait();
@@ -88,15 +75,15 @@ void SummingStore::hand_over() {
   added_.clear();
   removed_.clear();
   worker_.start([this] {
-    sums_.merge(sums_of(hashing_added_, nullptr));
-    sums_.unmerge(sums_of(hashing_removed_, nullptr));
+    sums_.merge(hashing_added_.sums(nullptr));
+    sums_.unmerge(hashing_removed_.sums(nullptr));
   });
 }
 
 ProjectionAccumulator SummingStore::sums(ThreadPool* pool) {
   worker_.wait();
-  sums_.merge(sums_of(added_, pool));
-  sums_.unmerge(sums_of(removed_, pool));
+  sums_.merge(added_.sums(pool));
+  sums_.unmerge(removed_.sums(pool));
   added_.clear();
   removed_.clear();
   return sums_;

@@ -17,8 +17,8 @@
 // record of the state, most of them once): each put adds its record and subtracts the one it
 // replaces, each erase subtracts the one it removes, so the sums are known when the writing
 // ends, without the scan. It learns the replaced records from the store's own write
-// (put_replacing), takes each record's SHA-256 as it is written, and leaves the expansions and
-// the sums to a thread of its own, a batch at a time, while the writing goes on.
+// (put_replacing), copies the records, and hashes them on a thread of its own a few megabytes
+// at a time while the writing goes on.
 //
 // Lifetimes: a DigestedStore refers to its inner store and tracker, which must outlive it; a
 // tracker refers to no store (each call names the one it reads), so one tracker may follow a
@@ -128,9 +128,8 @@ class SummingStore final : public WriteDecorator {
   Status erase(std::string_view key) override;
 
   // Hands the records written since the last hand-over to the worker, to be hashed while the
-  // writer goes on (a rebuild calls it after each batch's writes, before folding the next:
-  // hashing during the writes would take the core that serializes them). Also done on its own
-  // every kBatchRecords records, so that memory stays bounded.
+  // writer goes on (a rebuild calls it after each batch's writes, before folding the next).
+  // Also done on its own whenever the copies reach kBatchBytes, so that memory stays bounded.
   void hand_over();
 
   // The accumulator of the store's records after every write so far (the hashing finishes
@@ -139,14 +138,13 @@ class SummingStore final : public WriteDecorator {
   ProjectionAccumulator sums(ThreadPool* pool = nullptr);
 
  private:
-  static constexpr size_t kBatchRecords = 1 << 19;  // 16 MiB of record hashes
+  // A record costs the writer a copy; its SHA-256 and expansion cost the worker about 1.5 µs.
+  static constexpr size_t kBatchBytes = 4 << 20;
 
-  // Each record's SHA-256 (projection_record_hash) is taken as it is written, 32 bytes kept
-  // of it; the worker expands them and sums the lanes, most of the work.
-  std::vector<Digest> added_, removed_;                  // filling, on the writing thread
-  std::vector<Digest> hashing_added_, hashing_removed_;  // being summed by the worker
-  ProjectionAccumulator sums_;                           // the worker's, between hand-overs
-  Worker worker_;                                        // destroyed (joined) first
+  ProjectionRecords added_, removed_;                  // filling, on the writing thread
+  ProjectionRecords hashing_added_, hashing_removed_;  // being hashed by the worker
+  ProjectionAccumulator sums_;                         // the worker's, between hand-overs
+  Worker worker_;                                      // destroyed (joined) first
 };
 
 }  // namespace evl
