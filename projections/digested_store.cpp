@@ -1,5 +1,7 @@
 #include "projections/digested_store.h"
 
+#include "projections/internal/worker.h"
+
 namespace evl {
 
 Result<ProjectionAccumulator> DigestTracker::update(const KeyValueStore& store, ThreadPool* pool) {
@@ -53,6 +55,11 @@ Status DigestedStore::erase(std::string_view key) {
   return inner_.erase(key);
 }
 
+SummingStore::SummingStore(KeyValueStore& inner, ProjectionAccumulator start)
+    : WriteDecorator(inner), sums_(start), worker_(std::make_unique<Worker>()) {}
+
+SummingStore::~SummingStore() { worker_->wait(); }
+
 Status SummingStore::put(std::string_view key, std::string_view value) {
   EVL_RETURN_IF_ERROR(inner_.put_replacing(
       key, value, [&](std::string_view old) { removed_.add(key, old); }));
@@ -69,19 +76,19 @@ Status SummingStore::erase(std::string_view key) {
 }
 
 void SummingStore::hand_over() {
-  worker_.wait();
+  worker_->wait();
   std::swap(added_, hashing_added_);
   std::swap(removed_, hashing_removed_);
   added_.clear();
   removed_.clear();
-  worker_.start([this] {
+  worker_->start([this] {
     sums_.merge(hashing_added_.sums(nullptr));
     sums_.unmerge(hashing_removed_.sums(nullptr));
   });
 }
 
 ProjectionAccumulator SummingStore::sums(ThreadPool* pool) {
-  worker_.wait();
+  worker_->wait();
   sums_.merge(added_.sums(pool));
   sums_.unmerge(removed_.sums(pool));
   added_.clear();

@@ -31,17 +31,18 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 
 #include "projections/digest.h"
-#include "projections/internal/worker.h"
 #include "projections/store.h"
 
 namespace evl {
+
+class Worker;  // projections/internal/worker.h
 
 class DigestTracker {
  public:
@@ -117,10 +118,9 @@ class DigestedStore final : public WriteDecorator {
 class SummingStore final : public WriteDecorator {
  public:
   // `inner` holds nothing yet, or exactly the records whose accumulator is `start`.
-  explicit SummingStore(KeyValueStore& inner, ProjectionAccumulator start = {})
-      : WriteDecorator(inner), sums_(start) {}
+  explicit SummingStore(KeyValueStore& inner, ProjectionAccumulator start = {});
   // Waits for the batch being hashed.
-  ~SummingStore() override { worker_.wait(); }
+  ~SummingStore() override;
   SummingStore(const SummingStore&) = delete;
   SummingStore& operator=(const SummingStore&) = delete;
 
@@ -144,7 +144,7 @@ class SummingStore final : public WriteDecorator {
   ProjectionRecords added_, removed_;                  // filling, on the writing thread
   ProjectionRecords hashing_added_, hashing_removed_;  // being hashed by the worker
   ProjectionAccumulator sums_;                         // the worker's, between hand-overs
-  Worker worker_;                                      // destroyed (joined) first
+  std::unique_ptr<Worker> worker_;                     // destroyed (joined) first
 };
 
 }  // namespace evl
