@@ -34,7 +34,7 @@ class ThreadPool {
 
   // parallel_for whose calling thread first runs `own` (other work, independent of fn's) while
   // the workers start on [0, n), then joins them on what is left. Without workers, `own` runs
-  // first and then every fn(i).
+  // first and then every fn(i). Neither may throw.
   void parallel_for_while(size_t n, const std::function<void(size_t)>& fn,
                           const std::function<void()>& own, size_t min_per_thread = 8);
 
