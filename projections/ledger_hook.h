@@ -18,11 +18,13 @@
 // "sums": u64be(projected size) ‖ the serialized accumulator; not part of the state, so not
 // digested) and returns projection_statement(origin, size, digest). Sums that are missing,
 // damaged or of another size than the state are recomputed by one full scan. A rebuild, and
-// the refold after a compromise, recompute them by one full scan at seal().
+// the refold after a compromise, write the state from nothing through a SummingStore, which
+// keeps the sums as they write: their seal reads nothing back.
 //
 // Thread safety: the hook is called by the ledger's writer only (prepare() by its checking
-// threads); the threads it starts end before each call returns. fold_projection_digests is a
-// pure function of the log it reads.
+// threads); the threads a rebuild starts end before it returns, and the pool that serializes
+// and hashes for a seal lives as long as the hook. fold_projection_digests is a pure function
+// of the log it reads.
 #pragma once
 
 #include <cstdint>
