@@ -740,9 +740,7 @@ bool read_envelope_in_place(ByteView bytes, EnvelopeView& out) {
       words != tag + 1 + 14 * count) {
     return false;
   }
-  for (size_t i = 24 + body_size; i < 24 + 8 * body_words; ++i) {
-    if (bytes[i] != 0) return false;
-  }
+  if (!zero_bytes(bytes, 24 + body_size, 8 * body_words - body_size)) return false;
   out.body = bytes.subspan(24, body_size);
   out.signatures.resize(count);
   for (size_t i = 0; i < count; ++i) {

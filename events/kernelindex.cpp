@@ -148,9 +148,9 @@ Json comparison_preimage(const ComparisonInputs& in) {
   return preimage;
 }
 
-Digest comparison_key(const ComparisonInputs& in) {
-  // The JCS text of comparison_preimage(in), written directly with its keys in JCS order:
-  // the fold computes a key for every run view it stores. The tests compare the two.
+std::string comparison_preimage_text(const ComparisonInputs& in) {
+  // Written directly with its keys in JCS order: the fold computes a key for every run view it
+  // stores. The tests compare it with jcs_serialize(comparison_preimage(in)).
   const std::pair<std::string_view, const std::string*> members[] = {
       {"correctness", &in.correctness}, {"environment", &in.environment},
       {"metric", &in.metric},           {"operation", &in.operation},
@@ -165,7 +165,11 @@ Digest comparison_key(const ComparisonInputs& in) {
   text += "\"v\":1,\"workload\":";
   jcs_append_string(text, in.workload);
   text += '}';
-  return sha256(as_bytes(text));
+  return text;
+}
+
+Digest comparison_key(const ComparisonInputs& in) {
+  return sha256(as_bytes(comparison_preimage_text(in)));
 }
 
 std::optional<ComparisonInputs> comparison_inputs(const Json& run_spec, const Json& workload_spec) {

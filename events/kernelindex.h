@@ -61,6 +61,9 @@ struct ComparisonInputs {
 // {"v":1,"operation":..,"workload":..,"protocol":..,"environment":..,"correctness":..,
 // "metric":..} as a Json object; its JCS text is what comparison_key hashes.
 Json comparison_preimage(const ComparisonInputs& inputs);
+// jcs_serialize(comparison_preimage(inputs)), written without building the object.
+std::string comparison_preimage_text(const ComparisonInputs& inputs);
+// SHA-256 of comparison_preimage_text(inputs).
 Digest comparison_key(const ComparisonInputs& inputs);
 
 // The inputs from a run spec and its workload's spec; nullopt when a member is missing (the

@@ -107,7 +107,7 @@ Status update_group(FoldState& state, const Digest& key, const Membership* remov
                    " has a member but no record; rebuild the projections");
   } else {
     g.key = key;
-    state.put(store_keys::group_preimage(key), jcs_serialize(comparison_preimage(added->inputs)));
+    state.put(store_keys::group_preimage(key), comparison_preimage_text(added->inputs));
   }
   const bool was_ranked = removed != nullptr && removed->ranked;
   const bool is_ranked = added != nullptr && added->ranked;
@@ -154,10 +154,7 @@ std::string value_sort_key(double value) {
   if (value == 0) value = 0;  // -0 sorts as 0
   uint64_t bits = std::bit_cast<uint64_t>(value);
   bits = (bits & kSignBit) != 0 ? ~bits : bits | kSignBit;
-  std::string out(16, '0');  // as "%016llx", without snprintf's format parsing (every view)
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (size_t i = 16; i-- > 0; bits >>= 4) out[i] = kHex[bits & 15];
-  return out;
+  return hex_encode(u64_be(bits));  // as "%016llx" (big-endian bytes, lowercase)
 }
 
 double value_from_sort_key(std::string_view hex16) {
