@@ -9,19 +9,11 @@ Result<std::optional<std::string>> MemoryProjectionStore::get(std::string_view k
 }
 
 Status MemoryProjectionStore::put(std::string_view key, std::string_view value) {
-  auto it = map_.find(key);
-  if (it == map_.end()) {
-    map_.emplace(std::string(key), std::string(value));
-  } else {
-    it->second.assign(value);
-  }
-  return Status::ok();
+  return put_replacing(key, value, [](std::string_view) {});
 }
 
 Status MemoryProjectionStore::erase(std::string_view key) {
-  auto it = map_.find(key);
-  if (it != map_.end()) map_.erase(it);
-  return Status::ok();
+  return erase_replacing(key, [](std::string_view) {});
 }
 
 Status MemoryProjectionStore::put_replacing(std::string_view key, std::string_view value,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "ledger/append_hook.h"
 #include "ledger/internal/lmdb.h"
@@ -30,14 +31,8 @@ class TxnKeyValueStore final : public KeyValueStore {
   }
 
   Status put(std::string_view key, std::string_view value) override {
-    if (!writable_) return usage_error("the projection state is read-only here");
-    if (key.empty() || key.size() > 511) {
-      return usage_error("a projection key must be 1 to 511 bytes (LMDB's key limit)");
-    }
-    int rc = txn_.put(dbi_, as_bytes(key), as_bytes(value), 0);
-    if (rc == MDB_MAP_FULL) last_map_full_ = true;
-    touched();
-    return rc == 0 ? Status::ok() : error(rc, "cannot store projection state");
+    EVL_RETURN_IF_ERROR(writable_key(key));
+    return stored(txn_.put(dbi_, as_bytes(key), as_bytes(value), 0));
   }
 
   // One lookup for a new key: MDB_NOOVERWRITE fails on an existing one and shows its value,
@@ -45,40 +40,33 @@ class TxnKeyValueStore final : public KeyValueStore {
   // most records once).
   Status put_replacing(std::string_view key, std::string_view value,
                        const ReplacedVisitor& replaced) override {
-    if (!writable_) return usage_error("the projection state is read-only here");
-    if (key.empty() || key.size() > 511) {
-      return usage_error("a projection key must be 1 to 511 bytes (LMDB's key limit)");
-    }
+    EVL_RETURN_IF_ERROR(writable_key(key));
     ByteView existing;
     int rc = txn_.put_new(dbi_, as_bytes(key), as_bytes(value), &existing);
     if (rc == MDB_KEYEXIST) {
       replaced(as_chars(existing));
       rc = txn_.put(dbi_, as_bytes(key), as_bytes(value), 0);
     }
-    if (rc == MDB_MAP_FULL) last_map_full_ = true;
-    touched();
-    return rc == 0 ? Status::ok() : error(rc, "cannot store projection state");
+    return stored(rc);
   }
 
   Status erase_replacing(std::string_view key, const ReplacedVisitor& replaced) override {
-    if (!writable_) return usage_error("the projection state is read-only here");
+    EVL_RETURN_IF_ERROR(writable_key(std::nullopt));
     auto cursor = Cursor::open(txn_, dbi_);
     if (!cursor) return cursor.error();
     MDB_val k = val(key), v;
     int rc = (*cursor)->get(k, v, MDB_SET_KEY);
-    if (rc == MDB_NOTFOUND) return Status::ok();
     if (rc == 0) {
       replaced(as_chars(view(v)));
       rc = (*cursor)->del();
     }
-    return rc == 0 ? Status::ok() : error(rc, "cannot erase projection state");
+    return erased(rc);
   }
 
   Status erase(std::string_view key) override {
-    if (!writable_) return usage_error("the projection state is read-only here");
+    EVL_RETURN_IF_ERROR(writable_key(std::nullopt));
     MDB_val k = val(key);
-    int rc = mdb_del(txn_.get(), dbi_, &k, nullptr);
-    return rc == 0 || rc == MDB_NOTFOUND ? Status::ok() : error(rc, "cannot erase projection state");
+    return erased(mdb_del(txn_.get(), dbi_, &k, nullptr));
   }
 
   Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
@@ -101,6 +89,24 @@ class TxnKeyValueStore final : public KeyValueStore {
 
  private:
   static constexpr uint64_t kReleaseEvery = 4096;
+  // Whether this store may write (and, for a put, whether LMDB takes `key`).
+  Status writable_key(std::optional<std::string_view> key) const {
+    if (!writable_) return usage_error("the projection state is read-only here");
+    if (key && (key->empty() || key->size() > 511)) {
+      return usage_error("a projection key must be 1 to 511 bytes (LMDB's key limit)");
+    }
+    return Status::ok();
+  }
+  // The outcome of a put's LMDB code (noting a full map for the writer to grow).
+  Status stored(int rc) {
+    if (rc == MDB_MAP_FULL) last_map_full_ = true;
+    touched();
+    return rc == 0 ? Status::ok() : error(rc, "cannot store projection state");
+  }
+  // The outcome of an erase's LMDB code: an absent key is erased already.
+  static Status erased(int rc) {
+    return rc == 0 || rc == MDB_NOTFOUND ? Status::ok() : error(rc, "cannot erase projection state");
+  }
   void touched() const {
     if (release_ && ++touched_ % kReleaseEvery == 0) release_();
   }
