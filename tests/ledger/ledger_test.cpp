@@ -49,7 +49,7 @@ AppendOutcome append_one(Ledger& ledger, Bytes entry) {
 }
 
 void append_prologue(Ledger& ledger, const Cast& cast) {
-  for (const auto& o : ledger.append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+  test::append_all(ledger, cast.prologue_entries());
 }
 
 // The event id of entry `index` of a closed ledger.
@@ -413,7 +413,7 @@ TEST_CASE("a hook gets back at each entry what it prepared for it on the checkin
     batch.push_back(test::signed_entry(
         cast.importer, test::observation_body(cast.importer, "gpumode", std::to_string(i))));
   }
-  for (const auto& o : ledger->append(batch)) REQUIRE(o.status.is_ok());
+  test::append_all(*ledger, batch);
   CHECK(hook->handed_ == 5 + 300);  // the prologue (genesis and grants) and the batch
   CHECK(hook->prepared_ >= hook->handed_);
 }
@@ -441,7 +441,7 @@ TEST_CASE("entries of every size around LMDB's overflow threshold read back byte
   }
   for (size_t pad : {4000, 16000, 60000}) batch.push_back(manifest(pad));
   REQUIRE(sizes.count(2016) + sizes.count(2024) == 2);  // both sides of the threshold
-  for (const auto& o : ledger->append(batch)) REQUIRE(o.status.is_ok());
+  test::append_all(*ledger, batch);
   auto read_back = [&](const Ledger& l) {
     size_t seen = 0;
     Status s = l.scan(5, 5 + batch.size(), [&](uint64_t index, ByteView bytes) {
@@ -470,7 +470,7 @@ TEST_CASE("the map grows when it is full and nothing is lost", "[ledger][append]
     batch.push_back(test::signed_entry(
         cast.importer, test::manifest_body(cast.importer, "{\"n\":" + std::to_string(i) + ",\"pad\":\"" + std::string(400, 'p') + "\"}")));
   }
-  for (const auto& o : ledger->append(batch)) REQUIRE(o.status.is_ok());
+  test::append_all(*ledger, batch);
   CHECK(ledger->size() == 3005);
   CHECK(audit_ledger(*ledger).status.is_ok());
 }

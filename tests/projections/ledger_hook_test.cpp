@@ -13,6 +13,7 @@
 #include "projections/digest.h"
 #include "projections/projector.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ledger_support.h"
 #include "tests/support/test_support.h"
 
 namespace evl {
@@ -24,13 +25,9 @@ using Contents = std::map<std::string, std::string>;
 
 std::unique_ptr<Ledger> open_with_projections(const TempDir& dir, uint64_t batch_events) {
   OpenOptions options;
-  options.dir = dir.str();
   options.create = true;
-  options.log_key = test::test_log_key();
   options.hook = make_projection_hook({batch_events});
-  auto ledger = Ledger::open(options);
-  if (!ledger) FAIL("open failed: " << ledger.error().message());
-  return std::move(ledger.value());
+  return test::open_test_ledger(dir, options);
 }
 
 Contents state_of(const Ledger& ledger) {
@@ -125,7 +122,7 @@ TEST_CASE("the ledger's projections equal a naive fold after each append and a r
     TempDir dir;
     Cast cast;
     auto ledger = open_with_projections(dir, batch_events);
-    for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+    test::append_all(*ledger, cast.prologue_entries());
     std::vector<Digest> runs;
     uint64_t first_void = 0;
     for (int i = 0; i < 5; ++i) {
@@ -159,7 +156,7 @@ TEST_CASE("a rebuild of a log many decoding chunks long equals a naive fold",
   TempDir dir;
   Cast cast;
   auto ledger = open_with_projections(dir, 700);
-  for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+  test::append_all(*ledger, cast.prologue_entries());
   std::vector<Bytes> entries;
   std::vector<Digest> runs;
   for (int i = 0; i < 1300; ++i) {
@@ -176,7 +173,7 @@ TEST_CASE("a rebuild of a log many decoding chunks long equals a naive fold",
     entries.push_back(
         test::signed_entry(cast.runner, test::rerun_body(cast.runner, runs[i], 250000 + i)));
   }
-  for (const auto& o : ledger->append(entries)) REQUIRE(o.status.is_ok());
+  test::append_all(*ledger, entries);
   REQUIRE(ledger->size() == 5 + 1300 + 260 + 20);
   const Contents expected = naive_fold(*ledger);
   CHECK(state_of(*ledger) == expected);
@@ -199,7 +196,7 @@ TEST_CASE("a rebuild that replaces and removes records written by its earlier ba
     TempDir dir;
     Cast cast;
     auto ledger = open_with_projections(dir, batch_events);
-    for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+    test::append_all(*ledger, cast.prologue_entries());
     for (int i = 0; i < 6; ++i) {
       EventBody obs = test::observation_body(cast.importer, "gpumode", std::to_string(i));
       std::string& text = std::get<Observation>(obs.payload).manifest.canonical;
@@ -230,7 +227,7 @@ TEST_CASE("a rebuild empties projections whose records have LMDB overflow pages 
   TempDir dir;
   Cast cast;
   auto ledger = open_with_projections(dir, 16384);
-  for (const auto& o : ledger->append(cast.prologue_entries())) REQUIRE(o.status.is_ok());
+  test::append_all(*ledger, cast.prologue_entries());
   EventBody obs = test::observation_body(cast.importer, "gpumode", "crowded");
   const Digest run = manifest_digest_of(obs);
   std::vector<Bytes> entries{test::signed_entry(cast.importer, obs)};
@@ -239,7 +236,7 @@ TEST_CASE("a rebuild empties projections whose records have LMDB overflow pages 
         cast.attestor, test::attestation_body(cast.attestor, run, AttestationType::kReproduced,
                                               "reproduced on rig " + std::to_string(i))));
   }
-  for (const auto& o : ledger->append(entries)) REQUIRE(o.status.is_ok());
+  test::append_all(*ledger, entries);
   const Contents expected = state_of(*ledger);
   REQUIRE(expected.at("r/" + hex_encode(run)).size() > 4096);
   for (int rebuild = 0; rebuild < 2; ++rebuild) {

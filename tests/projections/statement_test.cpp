@@ -22,6 +22,7 @@ namespace {
 
 using test::Cast;
 using test::TempDir;
+using test::append_all;
 
 using test::open_read_only;
 using test::put_raw;
@@ -36,13 +37,6 @@ std::unique_ptr<Ledger> open_ledger(const TempDir& dir, bool with_projections = 
   options.map_size = map_size;
   if (with_projections) options.hook = make_projection_hook();
   return test::open_test_ledger(dir, options);
-}
-
-void append_all(Ledger& ledger, std::vector<Bytes> batch) {
-  for (const auto& o : ledger.append(batch)) {
-    INFO(o.status.message());
-    REQUIRE(o.status.is_ok());
-  }
 }
 
 Bytes observation(const Cast& cast, int n, const char* source = "gpumode") {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "ledger/ledger.h"
 #include "tests/support/fixtures.h"
@@ -27,6 +28,14 @@ inline std::unique_ptr<Ledger> open_read_only(const TempDir& dir) {
   OpenOptions options;
   options.read_only = true;
   return open_test_ledger(dir, options);
+}
+
+// Appends `batch`, failing the test (with the ledger's message) unless every entry is stored.
+inline void append_all(Ledger& ledger, std::vector<Bytes> batch) {
+  for (const auto& o : ledger.append(batch)) {
+    INFO(o.status.message());
+    REQUIRE(o.status.is_ok());
+  }
 }
 
 }  // namespace evl::test
