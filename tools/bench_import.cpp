@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "events/jcs.h"
-#include "keys/signer.h"
 #include "ledger/limits.h"
 #include "projections/ledger_hook.h"
 #include "tools/bench_support.h"
@@ -106,18 +105,12 @@ Result<uint64_t> append_bench_activity(BenchLedger& bench, uint64_t events) {
     if (!key) return io_error("cannot generate keys");
     keys.push_back(std::move(key.value()));
   }
-  auto grant = [&](const SecretKey& key, Role role,
-                   std::vector<std::string> scope) -> Result<Bytes> {
-    EventBody body;
-    body.author = bench.admin.public_key();
-    body.payload = KeyGrant{{key.public_key(), key.name()}, {role}, std::move(scope)};
-    return sign_event(bench.admin, body);
-  };
   std::vector<Bytes> grants;
-  for (Result<Bytes> made : {grant(keys[0], Role::kRunner, {"host:lab-a", "owner:a"}),
-                             grant(keys[1], Role::kRunner, {"host:lab-b", "owner:b"}),
-                             grant(keys[2], Role::kAttestor, {}),
-                             grant(keys[3], Role::kCurator, {})}) {
+  for (Result<Bytes> made :
+       {grant_entry(bench.admin, keys[0], Role::kRunner, {"host:lab-a", "owner:a"}),
+        grant_entry(bench.admin, keys[1], Role::kRunner, {"host:lab-b", "owner:b"}),
+        grant_entry(bench.admin, keys[2], Role::kAttestor, {}),
+        grant_entry(bench.admin, keys[3], Role::kCurator, {})}) {
     if (!made) return made.error();
     grants.push_back(std::move(made.value()));
   }

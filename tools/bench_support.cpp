@@ -33,6 +33,14 @@ std::string scratch_dir(const Args& args, const std::string& name) {
   return base + "/evledger-bench-" + name + "-" + std::to_string(::getpid());
 }
 
+Result<Bytes> grant_entry(const SecretKey& admin, const SecretKey& key, Role role,
+                          std::vector<std::string> scope) {
+  EventBody body;
+  body.author = admin.public_key();
+  body.payload = KeyGrant{{key.public_key(), key.name()}, {role}, std::move(scope)};
+  return sign_event(admin, body);
+}
+
 Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
                                 const Bytes& importer_seed, std::shared_ptr<AppendHook> hook) {
   auto admin = SecretKey::generate("bench/admin");
@@ -52,11 +60,8 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
   genesis.author = admin->public_key();
   genesis.payload = Genesis{options.log_key->name(), options.log_key->public_key(),
                             {{admin->public_key(), admin->name()}}, 50};
-  EventBody grant;
-  grant.author = admin->public_key();
-  grant.payload = KeyGrant{{importer->public_key(), importer->name()}, {Role::kImporter},
-                           {"sol-execbench"}};
-  std::vector<Bytes> setup{sign_event(*admin, genesis).value(), sign_event(*admin, grant).value()};
+  std::vector<Bytes> setup{sign_event(*admin, genesis).value(),
+                           grant_entry(*admin, *importer, Role::kImporter, {"sol-execbench"}).value()};
   for (const auto& o : (*ledger)->append(setup)) {
     if (!o.status) return o.status;
   }

@@ -27,6 +27,10 @@ double percentile(std::vector<double> values, double p);
 // <--dir or the system temp dir>/evledger-bench-<name>-<pid>.
 std::string scratch_dir(const Args& args, const std::string& name);
 
+// A grant of `role` (within `scope`) to `key`, signed by `admin`.
+Result<Bytes> grant_entry(const SecretKey& admin, const SecretKey& key, Role role,
+                          std::vector<std::string> scope);
+
 struct BenchLedger {
   std::unique_ptr<Ledger> ledger;
   SecretKey admin;  // may grant more keys
