@@ -258,12 +258,9 @@ class ProjectionHook final : public AppendHook {
     tracker_.emplace(std::nullopt);
     // The state is written from nothing through a SummingStore, whose sums are then the
     // state's: seal() reads nothing back.
-    bool empty = true;
-    EVL_RETURN_IF_ERROR(context.store.scan("", [&](std::string_view, std::string_view) {
-      empty = false;
-      return false;
-    }));
-    if (!empty) return usage_error("a rebuild folds into empty projections; empty them first");
+    auto empty = holds_nothing(context.store);
+    if (!empty) return empty.error();
+    if (!*empty) return usage_error("a rebuild folds into empty projections; empty them first");
     // One pass folds each event with the key state at its position, which also gives its void
     // cause as long as no compromise has voided anything: that key state and the final one
     // then void nothing. Once one does (a compromise may void events before it), the pass only

@@ -2,6 +2,16 @@
 
 namespace evl {
 
+Result<bool> holds_nothing(const ProjectionStore& store) {
+  bool empty = true;
+  Status s = store.scan("", [&](std::string_view, std::string_view) {
+    empty = false;
+    return false;
+  });
+  if (!s) return s;
+  return empty;
+}
+
 Result<std::optional<std::string>> MemoryProjectionStore::get(std::string_view key) const {
   auto it = map_.find(key);
   if (it == map_.end()) return std::optional<std::string>();

@@ -30,6 +30,9 @@ namespace evl {
 using ProjectionVisitor = KeyValueVisitor;
 using ProjectionStore = KeyValueStore;
 
+// Whether `store` holds no record at all (one step of a scan); the store's errors unchanged.
+Result<bool> holds_nothing(const ProjectionStore& store);
+
 // The whole state in memory, ordered by key bytes.
 class MemoryProjectionStore final : public ProjectionStore {
  public:

@@ -12,14 +12,11 @@
 
 namespace evl {
 
-FoldState::FoldState(ProjectionStore& store)
-    : store_(store), complete_(true) {
-  // An empty store (a rebuild, the first event): every key there will be is one of ours.
-  Status s = store_.scan("", [&](std::string_view, std::string_view) {
-    complete_ = false;
-    return false;
-  });
-  if (!s) complete_ = false;  // the lookups will report the store's failure
+FoldState::FoldState(ProjectionStore& store) : store_(store) {
+  // An empty store (a rebuild, the first event): every key there will be is one of ours. When
+  // the store cannot tell, the lookups will report its failure.
+  auto empty = holds_nothing(store_);
+  complete_ = empty && *empty;
   started_empty_ = complete_;
 }
 
