@@ -33,22 +33,16 @@ namespace evl {
 namespace ledger_internal {
 namespace {
 
-// Entries verified together and handed to the writer as one unit. The writer merges units
-// that are waiting into one transaction, up to kMaxGroupEntries. Large units matter: random
-// event ids touch pages all over the ids B-tree, and a bigger transaction shares each touched
-// page among more entries (measured: 1,024 → 4,096 raised sustained append by about 8%).
-constexpr size_t kChunkEntries = 4096;
+// The writer's transactions: it stages each entry soon after its checks, kStepEntries at a
+// time (or what is left, if fewer), and commits once it holds at least kMinGroupEntries (at
+// most kMaxGroupEntries) or has staged every entry queued. The checks go on meanwhile; what
+// waits for the writer at the end of a stream is its last commit. Large transactions matter:
+// random event ids touch pages all over the ids B-tree, and a bigger transaction shares each
+// touched page among more entries (measured: 1,024 → 4,096 raised sustained append by about
+// 8%), and each commit costs a durable LMDB commit and a signed checkpoint.
+constexpr size_t kStepEntries = 256;
+constexpr size_t kMinGroupEntries = 4096;
 constexpr size_t kMaxGroupEntries = 16384;
-
-// Chunks shrink towards the end of a batch. The writer can commit the last chunk only after it
-// is verified, while the other cores wait: a 4,096-entry tail cost 25-80 ms a batch (measured,
-// 10-15% of a 12,500-entry append). Halving the rest down to kTailEntries keeps that tail short
-// and leaves the large chunks where they pay.
-constexpr size_t kTailEntries = 256;
-
-size_t chunk_entries(size_t remaining) {
-  return std::min(remaining, std::clamp(remaining / 2, kTailEntries, kChunkEntries));
-}
 
 constexpr std::string_view kFormatKey = "format";
 
@@ -376,71 +370,124 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
 
 std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
                                               const std::function<void()>& queued) {
-  std::vector<AppendOutcome> outcomes;
-  outcomes.reserve(batch.size());
   if (read_only_) {
+    std::vector<AppendOutcome> outcomes;
     for (size_t i = 0; i < batch.size(); ++i) {
       outcomes.push_back({usage_error("ledger " + dir_ + " is open read-only"), 0, false, {}});
     }
     if (queued) queued();
     return outcomes;
   }
-  // Verify chunk k+1 while the writer commits chunk k.
-  std::vector<std::shared_ptr<Pending>> chunks;
-  std::vector<std::future<void>> waits;
-  for (size_t offset = 0, n = 0; offset < batch.size(); offset += n) {
-    n = chunk_entries(batch.size() - offset);
-    auto pending = std::make_shared<Pending>();
-    pending->items.resize(n);
-    pool_.parallel_for(n, [&](size_t i) { prepare(batch[offset + i], pending->items[i]); });
-    waits.push_back(pending->done.get_future());
-    {
+  if (batch.empty()) {
+    if (queued) queued();
+    return {};
+  }
+  // Queued first, so that the writer takes each entry as soon as the pool has checked it (and
+  // this batch keeps its place before any appended later); then checked.
+  auto pending = std::make_shared<Pending>(batch.size());
+  std::future<void> done = pending->done.get_future();
+  {
+    std::lock_guard lock(queue_mu_);
+    queue_.push_back(pending);
+  }
+  queue_cv_.notify_one();
+  pool_.parallel_for(batch.size(), [&](size_t i) {
+    prepare(batch[i], pending->items[i]);
+    pending->checked[i].store(true, std::memory_order_release);
+    // Both seq_cst, against the writer's store of wake_writer_at_ and its load of
+    // prepared_total_: one of the two sides sees the other's write.
+    if (prepared_total_.fetch_add(1) + 1 >= wake_writer_at_.load()) {
       std::lock_guard lock(queue_mu_);
-      queue_.push_back(pending);
+      queue_cv_.notify_one();
     }
-    queue_cv_.notify_one();
-    chunks.push_back(std::move(pending));
-  }
+  });
   if (queued) queued();
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    waits[c].wait();
-    for (auto& o : chunks[c]->outcomes) outcomes.push_back(std::move(o));
+  done.wait();
+  return std::move(pending->outcomes);
+}
+
+std::vector<GroupRange> LedgerImpl::take_prepared(std::unique_lock<std::mutex>& lock,
+                                                   size_t max_entries, bool wait_for_batches) {
+  for (;;) {
+    // The prepared items at the head of the queue not taken yet, in order; how many are not
+    // taken in all, and how many of those are not prepared yet.
+    size_t ready = 0, untaken = 0, unprepared = 0;
+    bool contiguous = true;
+    for (auto& pending : queue_) {
+      const size_t n = pending->items.size();
+      while (pending->ready < n &&
+             pending->checked[pending->ready].load(std::memory_order_acquire)) {
+        ++pending->ready;
+      }
+      untaken += n - pending->taken;
+      if (contiguous) ready += pending->ready - pending->taken;
+      contiguous = contiguous && pending->ready == n;
+      for (size_t i = pending->ready; i < n; ++i) {
+        unprepared += !pending->checked[i].load(std::memory_order_relaxed);
+      }
+    }
+    if (untaken == 0) {
+      if (!wait_for_batches || stop_) return {};
+      queue_cv_.wait(lock);
+      continue;
+    }
+    const size_t wanted = std::min({kStepEntries, untaken, max_entries});
+    if (ready >= wanted) {
+      std::vector<GroupRange> out;
+      size_t entries = 0;
+      for (auto& pending : queue_) {
+        const size_t take = std::min(pending->ready - pending->taken, max_entries - entries);
+        if (take == 0) break;
+        out.push_back({pending, pending->taken, pending->taken + take});
+        pending->taken += take;
+        entries += take;
+        if (pending->taken < pending->items.size()) break;
+      }
+      return out;
+    }
+    // Wait until enough more items are prepared: at most as many as are still to be prepared,
+    // each of which the appender that queued it is checking.
+    const uint64_t target =
+        prepared_total_.load() + std::max<size_t>(1, std::min(wanted - ready, unprepared));
+    wake_writer_at_.store(target);
+    if (prepared_total_.load() < target) queue_cv_.wait(lock);
+    wake_writer_at_.store(UINT64_MAX);
   }
-  return outcomes;
 }
 
 void LedgerImpl::writer_loop() {
+  std::unique_lock lock(queue_mu_);
   for (;;) {
-    std::vector<std::shared_ptr<Pending>> group;
-    {
-      std::unique_lock lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      size_t entries = 0;
-      while (!queue_.empty() && (group.empty() || entries + queue_.front()->items.size() <=
-                                                      kMaxGroupEntries)) {
-        entries += queue_.front()->items.size();
-        group.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+    std::vector<GroupRange> group = take_prepared(lock, kMaxGroupEntries, true);
+    if (group.empty()) return;
+    lock.unlock();
+    commit_group(group);
+    lock.lock();
+    for (auto& range : group) {
+      range.pending->written = range.end;
+      if (range.end == range.pending->items.size()) {
+        queue_.pop_front();  // the group's ranges are at the head of the queue, in order
+        range.pending->done.set_value();
       }
     }
-    commit_group(group);
-    for (auto& pending : group) pending->done.set_value();
   }
 }
 
-Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
+Status LedgerImpl::stage_group(lmdb::Txn& txn, std::span<GroupRange> group,
                                std::optional<KeyPolicy>& changed, tree_store::TreeEdge& edge,
                                uint64_t& next, int& rc) {
   rc = 0;
-  for (auto& pending : group) {
-    pending->outcomes.clear();
-    for (auto& item : pending->items) {
-      AppendOutcome outcome;
+  for (auto& range : group) {
+    Pending& pending = *range.pending;
+    // A retry (after the map grew) stages the group again from the start.
+    std::fill(pending.outcomes.begin() + range.begin, pending.outcomes.begin() + range.end,
+              AppendOutcome{});
+    for (size_t i = range.begin; i < range.end; ++i) {
+      Prepared& item = pending.items[i];
+      AppendOutcome& outcome = pending.outcomes[i];
       outcome.id = item.checked.id;
       if (!item.status) {
         outcome.status = item.status;
-        pending->outcomes.push_back(std::move(outcome));
         continue;
       }
       // Claim the event id, and the manifest digest it registers, each in one descent of its
@@ -459,7 +506,6 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
       }
       if (rc == MDB_KEYEXIST) {
         outcome.index = get_u64_be(existing.data());
-        pending->outcomes.push_back(std::move(outcome));
         rc = 0;
         continue;
       }
@@ -477,7 +523,6 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
         if (rc == 0 && item.manifest) rc = txn.del(manifests_, ByteView(*item.manifest));
         if (rc != 0) return lmdb::error(rc, "cannot undo the claims of a rejected entry");
         outcome.status = allowed;
-        pending->outcomes.push_back(std::move(outcome));
         continue;
       }
       rc = txn.put(entries_, key, *item.bytes, MDB_APPEND);
@@ -500,7 +545,6 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pendi
       }
       outcome.index = next++;
       outcome.added = true;
-      pending->outcomes.push_back(std::move(outcome));
       if (++staged_since_trim_ % kTrimEveryEntries == 0) release_map_locked();
     }
   }
@@ -517,8 +561,9 @@ Status LedgerImpl::grow_map() {
   return Status::ok();
 }
 
-void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
+void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
   Status failure;
+  bool retried = false;
   for (;;) {
     std::optional<KeyPolicy> changed;
     std::optional<Checkpoint> signed_checkpoint;
@@ -535,6 +580,22 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
       }
       if (hook_) hook_->begin_transaction();
       failure = stage_group(*txn, group, changed, edge, next, rc);
+      // Until the transaction holds kMinGroupEntries, the entries checked meanwhile join it.
+      // (A retry stages the group it had.)
+      size_t entries = 0;
+      for (const auto& range : group) entries += range.end - range.begin;
+      while (failure.is_ok() && !retried && entries < kMinGroupEntries) {
+        std::vector<GroupRange> more;
+        {
+          std::unique_lock queue_lock(queue_mu_);
+          more = take_prepared(queue_lock, kMaxGroupEntries - entries, false);
+        }
+        if (more.empty()) break;
+        for (const auto& range : more) entries += range.end - range.begin;
+        const size_t from = group.size();
+        group.insert(group.end(), more.begin(), more.end());
+        failure = stage_group(*txn, std::span(group).subspan(from), changed, edge, next, rc);
+      }
       const KeyPolicy& policy = changed ? *changed : policy_;
       if (failure.is_ok() && next > start && maintain_tree_) {
         failure = store_checkpoint(*txn, policy.genesis()->origin, next, signed_checkpoint, rc);
@@ -561,13 +622,13 @@ void LedgerImpl::commit_group(std::vector<std::shared_ptr<Pending>>& group) {
     if (rc != MDB_MAP_FULL) break;
     failure = grow_map();  // the map is full: grow it and stage the group again
     if (!failure.is_ok()) break;
+    retried = true;
   }
   // Nothing of this group was stored: every entry not already rejected fails with the cause.
-  for (auto& pending : group) {
-    pending->outcomes.resize(pending->items.size());
-    for (size_t i = 0; i < pending->items.size(); ++i) {
-      AppendOutcome& outcome = pending->outcomes[i];
-      if (pending->items[i].status.is_ok() &&
+  for (auto& range : group) {
+    for (size_t i = range.begin; i < range.end; ++i) {
+      AppendOutcome& outcome = range.pending->outcomes[i];
+      if (range.pending->items[i].status.is_ok() &&
           (outcome.status.is_ok() || outcome.status.code() != Code::kRejected)) {
         outcome.status = failure.with_context("entry not stored");
         outcome.added = false;

@@ -1,10 +1,11 @@
 // ledger/ledger.h — the append-only log of signed events, stored in LMDB.
 //
 // Append is validate → sequence → store. Stateless checks (canonical bytes, signatures) run in
-// parallel before the single writer; the writer checks key policy at each entry's position,
-// assigns dense indices inside one LMDB write transaction for many entries (group commit) and
-// acknowledges only after that transaction commits durably. A killed process leaves the log as
-// of its last commit: never half an entry.
+// parallel before the single writer, on a pool of lower priority; the writer takes each entry
+// in order as soon as it is checked, checks key policy at its position, assigns dense indices
+// inside one LMDB write transaction for many entries (group commit) and acknowledges only after
+// that transaction commits durably. A killed process leaves the log as of its last commit:
+// never half an entry.
 //
 // Thread safety: one Ledger may be shared by many threads. append() may be called concurrently
 // (calls are merged into shared commits); reads run concurrently, each in its own snapshot.
@@ -45,7 +46,7 @@ struct OpenOptions {
   bool maintain_tree = true;
   // State kept beside the log in the append transactions (the projections), or null.
   std::shared_ptr<AppendHook> hook;
-  unsigned verify_threads = 0;      // 0: one per hardware thread
+  unsigned verify_threads = 0;      // checking threads (nice +10); 0: one per hardware thread
 };
 
 struct AppendOutcome {

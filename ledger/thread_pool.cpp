@@ -5,11 +5,34 @@
 #include <latch>
 #include <memory>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace evl {
 
-ThreadPool::ThreadPool(unsigned threads) {
+namespace {
+
+constexpr int kBackgroundNice = 10;
+
+// Lowers the calling thread's priority: on Linux, nice values are per thread. Raising it back
+// would need a privilege, so only threads that are the pool's own do this.
+void lower_own_priority() {
+  // A failure leaves the thread at normal priority, which only costs the writer its head start.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kBackgroundNice);
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(unsigned threads, PoolPriority priority)
+    : caller_works_(priority == PoolPriority::kNormal) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { run(); });
+  const unsigned workers = caller_works_ ? threads - 1 : threads;
+  for (unsigned i = 0; i < workers; ++i) {
+    workers_.emplace_back([this, priority] {
+      if (priority == PoolPriority::kBackground) lower_own_priority();
+      run();
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() {
@@ -44,8 +67,9 @@ void ThreadPool::parallel_for_while(size_t n, const std::function<void(size_t)>&
                                     const std::function<void()>& own, size_t min_per_thread) {
   min_per_thread = std::max<size_t>(1, min_per_thread);
   // Small inputs run inline: waking a worker costs about one signature check.
-  size_t parts = std::min<size_t>(size(), (n + min_per_thread - 1) / min_per_thread);
-  if (parts <= 1) {
+  const size_t wanted = (n + min_per_thread - 1) / min_per_thread;
+  const size_t parts = std::min<size_t>(size(), wanted);
+  if (caller_works_ ? parts <= 1 : wanted <= 1) {
     if (own) own();
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
@@ -61,10 +85,11 @@ void ThreadPool::parallel_for_while(size_t n, const std::function<void(size_t)>&
       for (size_t i = begin; i < end; ++i) fn(i);
     }
   };
-  std::latch done(static_cast<std::ptrdiff_t>(parts - 1));
+  const size_t on_workers = caller_works_ ? parts - 1 : parts;
+  std::latch done(static_cast<std::ptrdiff_t>(on_workers));
   {
     std::lock_guard lock(mu_);
-    for (size_t p = 1; p < parts; ++p) {
+    for (size_t p = 0; p < on_workers; ++p) {
       tasks_.emplace_back([&work, &done] {
         work();
         done.count_down();
@@ -73,7 +98,7 @@ void ThreadPool::parallel_for_while(size_t n, const std::function<void(size_t)>&
   }
   cv_.notify_all();
   if (own) own();
-  work();
+  if (caller_works_) work();
   done.wait();
 }
 

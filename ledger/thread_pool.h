@@ -1,8 +1,8 @@
 // ledger/thread_pool.h — a fixed pool of worker threads for data-parallel checks.
 //
-// parallel_for splits [0, n) into contiguous ranges, runs them on the workers and the calling
-// thread, and returns when all are done. Used for signature verification before the writer and
-// in the audit.
+// parallel_for hands out [0, n) in small blocks to the workers and the calling thread (a
+// kBackground pool: the workers only), and returns when all are done. Used for signature
+// verification before the writer and in the audit.
 //
 // Thread safety: parallel_for may be called from several threads; calls share the workers.
 #pragma once
@@ -17,15 +17,25 @@
 
 namespace evl {
 
+// kBackground: the workers run at a lower scheduling priority (nice +10) and do all the work
+// of a parallel call, while the calling thread, whose priority is not the pool's to change,
+// only waits (inputs small enough to run inline still run on it). For checks that feed a
+// thread of normal priority, such as the ledger's writer, which then gets a core as soon as it
+// has work instead of sharing one with the checks and falling behind.
+enum class PoolPriority { kNormal, kBackground };
+
 class ThreadPool {
  public:
-  // threads == 0: one per hardware thread (the caller counts as one).
-  explicit ThreadPool(unsigned threads = 0);
+  // threads == 0: one per hardware thread (with kNormal, the caller counts as one).
+  explicit ThreadPool(unsigned threads = 0, PoolPriority priority = PoolPriority::kNormal);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  // The threads that work on one call.
+  unsigned size() const {
+    return static_cast<unsigned>(workers_.size()) + (caller_works_ ? 1u : 0u);
+  }
 
   // Calls fn(i) for every i in [0, n). fn must not throw. With fewer than `min_per_thread` items
   // per thread it uses fewer threads (all inline up to min_per_thread items): waking a worker costs
@@ -45,6 +55,7 @@ class ThreadPool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
   bool stop_ = false;
+  bool caller_works_ = true;
   std::vector<std::thread> workers_;
 };
 

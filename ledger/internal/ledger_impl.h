@@ -7,12 +7,14 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,11 +37,29 @@ struct Prepared {
   std::unique_ptr<PreparedEntry> hooked;  // the hook's prepare(), if any
 };
 
-// One caller's chunk on its way through the writer.
+// One caller's batch on its way through the writer. The writer takes its entries in order as
+// soon as they are checked, while the pool checks the rest: nothing waits for a whole batch,
+// or part of one, to be checked at once.
 struct Pending {
+  explicit Pending(size_t n)
+      : items(n), outcomes(n), checked(std::make_unique<std::atomic<bool>[]>(n)) {}
+
   std::vector<Prepared> items;
   std::vector<AppendOutcome> outcomes;
-  std::promise<void> done;
+  std::unique_ptr<std::atomic<bool>[]> checked;  // items[i] is prepared (set by the checks)
+  std::promise<void> done;  // every item has its outcome
+  // The writer's own (under queue_mu_): items before `written` are committed (or failed),
+  // items before `taken` are in the writer's transaction or committed, items before `ready`
+  // are prepared.
+  size_t written = 0;
+  size_t taken = 0;
+  size_t ready = 0;
+};
+
+// Items [begin, end) of a batch, staged in one transaction.
+struct GroupRange {
+  std::shared_ptr<Pending> pending;
+  size_t begin = 0, end = 0;
 };
 
 class LedgerImpl final : public Ledger {
@@ -48,7 +68,7 @@ class LedgerImpl final : public Ledger {
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
         log_key_(options.log_key), log_key_path_(options.log_key_path),
         maintain_tree_(options.maintain_tree), hook_(options.hook),
-        pool_(options.verify_threads) {}
+        pool_(options.verify_threads, PoolPriority::kBackground) {}
 
   ~LedgerImpl() override {
     if (writer_.joinable()) {
@@ -124,10 +144,18 @@ class LedgerImpl final : public Ledger {
                           std::optional<Checkpoint>& signed_out, int& rc);
   void prepare(const Bytes& bytes, Prepared& out) const;
   void writer_loop();
-  void commit_group(std::vector<std::shared_ptr<Pending>>& group);
-  // Stages the group in `txn`. A failed put leaves its raw LMDB code in `rc` (MDB_MAP_FULL
-  // is worth a retry after growing the map).
-  Status stage_group(lmdb::Txn& txn, std::vector<std::shared_ptr<Pending>>& group,
+  // Up to `max_entries` prepared items at the head of the queue, not taken yet, once there
+  // are kStepEntries of them (or all there are, if fewer), and marks them taken. When no item
+  // waits: with `wait_for_batches`, waits for a batch (empty when the writer stops); without,
+  // returns empty. Called with queue_mu_ held by `lock`.
+  std::vector<GroupRange> take_prepared(std::unique_lock<std::mutex>& lock, size_t max_entries,
+                                        bool wait_for_batches);
+  // Commits `group` and what take_prepared() gives while the transaction is short of
+  // kMinGroupEntries (added to `group`).
+  void commit_group(std::vector<GroupRange>& group);
+  // Stages ranges of a group in `txn`. A failed put leaves its raw LMDB code in `rc`
+  // (MDB_MAP_FULL is worth a retry after growing the map).
+  Status stage_group(lmdb::Txn& txn, std::span<GroupRange> group,
                      std::optional<KeyPolicy>& changed, tree_store::TreeEdge& edge,
                      uint64_t& next, int& rc);
   Status grow_map();
@@ -195,6 +223,10 @@ class LedgerImpl final : public Ledger {
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<std::shared_ptr<Pending>> queue_;
+  // Items prepared so far (all batches), and the count at which the waiting writer wants to
+  // be woken (UINT64_MAX: it is not waiting for checks).
+  std::atomic<uint64_t> prepared_total_{0};
+  std::atomic<uint64_t> wake_writer_at_{UINT64_MAX};
   bool stop_ = false;
   std::thread writer_;
 };
