@@ -409,9 +409,9 @@ std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
 std::vector<GroupRange> LedgerImpl::take_prepared(std::unique_lock<std::mutex>& lock,
                                                    size_t max_entries, bool wait_for_batches) {
   for (;;) {
-    // The prepared items at the head of the queue not taken yet, in order; how many are not
-    // taken in all, and how many of those are not prepared yet.
-    size_t ready = 0, untaken = 0, unprepared = 0;
+    // The prepared items at the head of the queue not taken yet, in order, and how many are
+    // not taken in all.
+    size_t ready = 0, untaken = 0;
     bool contiguous = true;
     for (auto& pending : queue_) {
       const size_t n = pending->items.size();
@@ -422,9 +422,6 @@ std::vector<GroupRange> LedgerImpl::take_prepared(std::unique_lock<std::mutex>& 
       untaken += n - pending->taken;
       if (contiguous) ready += pending->ready - pending->taken;
       contiguous = contiguous && pending->ready == n;
-      for (size_t i = pending->ready; i < n; ++i) {
-        unprepared += !pending->checked[i].load(std::memory_order_relaxed);
-      }
     }
     if (untaken == 0) {
       if (!wait_for_batches || stop_) return {};
@@ -436,19 +433,32 @@ std::vector<GroupRange> LedgerImpl::take_prepared(std::unique_lock<std::mutex>& 
       std::vector<GroupRange> out;
       size_t entries = 0;
       for (auto& pending : queue_) {
+        const size_t n = pending->items.size();
+        if (pending->taken == n) continue;  // in the writer's transaction already
         const size_t take = std::min(pending->ready - pending->taken, max_entries - entries);
-        if (take == 0) break;
-        out.push_back({pending, pending->taken, pending->taken + take});
-        pending->taken += take;
-        entries += take;
-        if (pending->taken < pending->items.size()) break;
+        if (take > 0) {
+          out.push_back({pending, pending->taken, pending->taken + take});
+          pending->taken += take;
+          entries += take;
+        }
+        if (pending->taken < n) break;
       }
       return out;
     }
-    // Wait until enough more items are prepared: at most as many as are still to be prepared,
-    // each of which the appender that queued it is checking.
-    const uint64_t target =
-        prepared_total_.load() + std::max<size_t>(1, std::min(wanted - ready, unprepared));
+    // Wait until enough more items are prepared, but for no more than are still unprepared
+    // once the count is read: an item is marked checked before it is counted, so each one
+    // seen unchecked after reading the count adds to it later (the appender that queued it is
+    // checking it). Counting them first would let items finish in between and set the target
+    // beyond what the count ever reaches.
+    const uint64_t counted = prepared_total_.load();
+    size_t unprepared = 0;
+    for (auto& pending : queue_) {
+      for (size_t i = pending->ready; i < pending->items.size(); ++i) {
+        unprepared += !pending->checked[i].load(std::memory_order_acquire);
+      }
+    }
+    if (unprepared == 0) continue;  // all prepared meanwhile
+    const uint64_t target = counted + std::min(wanted - ready, unprepared);
     wake_writer_at_.store(target);
     if (prepared_total_.load() < target) queue_cv_.wait(lock);
     wake_writer_at_.store(UINT64_MAX);

@@ -11,6 +11,7 @@
 #include <future>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -397,6 +398,36 @@ TEST_CASE("batches appended at once keep their entries together and in order, ac
   CHECK(all.size() == added);
   CHECK(*all.begin() == 5);
   CHECK(ledger->size() == 5 + added);
+  CHECK(audit_ledger(*ledger).status.is_ok());
+}
+
+TEST_CASE("the writer never waits for checks that are already done, whatever the batch sizes",
+          "[ledger][append][concurrency]") {
+  // Batches of 1 to 400 entries, most of them already present (quick for the writer), so that
+  // the writer waits for the last checks of nearly every batch while they finish: one thread
+  // appending 250 of them, then three threads 40 each. A lost wake-up hangs here (ctest's
+  // timeout fails it).
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  const std::vector<Bytes> entries = observation_batch(cast, 0, 1500);
+  std::atomic<int> wrong{0};
+  auto append_batches = [&](uint32_t seed, int batches) {
+    std::mt19937 random(seed);
+    for (int b = 0; b < batches; ++b) {
+      const size_t n = 1 + random() % 400, from = random() % (entries.size() - n);
+      for (const auto& o : ledger->append(std::span(entries).subspan(from, n))) {
+        wrong += !o.status.is_ok();
+      }
+    }
+  };
+  append_batches(0, 250);
+  std::vector<std::thread> threads;
+  for (uint32_t t = 1; t <= 3; ++t) threads.emplace_back(append_batches, t, 40);
+  for (auto& t : threads) t.join();
+  CHECK(wrong == 0);
+  CHECK(ledger->size() <= 5 + entries.size());
   CHECK(audit_ledger(*ledger).status.is_ok());
 }
 
