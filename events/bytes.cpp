@@ -35,24 +35,32 @@ std::string hex_encode(ByteView bytes) {
 }
 
 namespace {
-int hex_value(char c) {
+int hex_value(char c, bool lowercase_only) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (!lowercase_only && c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 }  // namespace
+
+bool hex_decode_into(std::string_view text, std::span<uint8_t> out, bool lowercase_only) {
+  if (text.size() != 2 * out.size()) return false;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int hi = hex_value(text[2 * i], lowercase_only);
+    const int lo = hex_value(text[2 * i + 1], lowercase_only);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
 
 Result<Bytes> hex_decode(std::string_view text) {
   if (text.size() % 2 != 0) {
     return rejected("hex text has an odd number of digits (" + std::to_string(text.size()) + ")");
   }
   Bytes out(text.size() / 2);
-  for (size_t i = 0; i < out.size(); ++i) {
-    int hi = hex_value(text[2 * i]);
-    int lo = hex_value(text[2 * i + 1]);
-    if (hi < 0 || lo < 0) return rejected("hex text has a character that is not a hex digit");
-    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  if (!hex_decode_into(text, out)) {
+    return rejected("hex text has a character that is not a hex digit");
   }
   return out;
 }

@@ -28,6 +28,9 @@ inline Bytes to_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
 std::string hex_encode(ByteView bytes);
 // Accepts lowercase or uppercase hex of even length; anything else is kRejected.
 Result<Bytes> hex_decode(std::string_view text);
+// Decodes exactly 2 × out.size() hex digits of `text` into `out`, without allocating; false when
+// one is not a hex digit (with `lowercase_only`, also when one is an uppercase letter).
+bool hex_decode_into(std::string_view text, std::span<uint8_t> out, bool lowercase_only = false);
 
 // RFC 4648 standard alphabet with padding.
 std::string base64_encode(ByteView bytes);

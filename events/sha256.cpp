@@ -2,7 +2,6 @@
 
 #include <openssl/evp.h>
 
-#include <cstring>
 #include <vector>
 
 namespace evl {
@@ -72,21 +71,10 @@ Result<Digest> parse_digest_text(std::string_view text) {
   if (text.size() != kPrefix.size() + 64 || text.substr(0, kPrefix.size()) != kPrefix) {
     return rejected("'" + std::string(text) + "' is not a digest of the form sha256:<64 hex>");
   }
-  // Decoded in one pass, without allocating: the fold parses the digests views carry as text
-  // at every step.
-  auto nibble = [](char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  const char* hex = text.data() + kPrefix.size();
+  // Decoded without allocating: the fold parses the digests views carry as text at every step.
   Digest out;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) {
-      return rejected("digest '" + std::string(text) + "' must use lowercase hex digits");
-    }
-    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  if (!hex_decode_into(text.substr(kPrefix.size()), out, true)) {
+    return rejected("digest '" + std::string(text) + "' must use lowercase hex digits");
   }
   return out;
 }

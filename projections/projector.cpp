@@ -69,11 +69,12 @@ Result<std::vector<Digest>> waiting_runs(FoldState& state, const Digest& manifes
 }
 
 // The event's prepared manifest, for the fold to take from: the one it came with unless taken
-// already (a commit staged again after the map grew), or else `local`, prepared now.
-PreparedManifest& prepared(ApplyContext& ctx, const ManifestText& text, bool observation,
-                           std::optional<PreparedManifest>& local) {
+// already (a commit staged again after the map grew), or else `local`, prepared now (with the
+// manifest's `digest`, hashed already).
+PreparedManifest& prepared(ApplyContext& ctx, const ManifestText& text, const Digest& digest,
+                           bool observation, std::optional<PreparedManifest>& local) {
   PreparedManifest* p = ctx.event.prepared;
-  if (p == nullptr || p->taken) p = &local.emplace(prepare_manifest(text, observation));
+  if (p == nullptr || p->taken) p = &local.emplace(prepare_manifest(text, observation, &digest));
   p->taken = true;
   return *p;
 }
@@ -110,7 +111,7 @@ Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
   auto registered = ctx.state.find_manifest(digest);
   if (!registered) return registered.error();
   if (*registered != nullptr) return Status::ok();  // first registration wins
-  PreparedManifest& p = prepared(ctx, event.manifest, false, local);
+  PreparedManifest& p = prepared(ctx, event.manifest, digest, false, local);
   if (!p.object) {
     return record_skipped(ctx, "the manifest is not a JSON object: " +
                                    (p.parsed ? std::string("wrong type") : p.parse_error));
@@ -152,7 +153,7 @@ Status apply_observation(ApplyContext& ctx, const Observation& observation) {
   auto registered = ctx.state.find_manifest(digest);
   if (!registered) return registered.error();
   if (*registered != nullptr) return Status::ok();  // first registration wins
-  PreparedManifest& p = prepared(ctx, observation.manifest, true, local);
+  PreparedManifest& p = prepared(ctx, observation.manifest, digest, true, local);
   if (!p.parsed || p.kind != "BenchmarkRun") {
     return record_skipped(ctx, "an observation carries a BenchmarkRun manifest; this one " +
                                    (p.parsed ? std::string("is not one") : p.parse_error));
