@@ -474,7 +474,6 @@ void LedgerImpl::writer_loop() {
     commit_group(group);
     lock.lock();
     for (auto& range : group) {
-      range.pending->written = range.end;
       if (range.end == range.pending->items.size()) {
         queue_.pop_front();  // the group's ranges are at the head of the queue, in order
         range.pending->done.set_value();

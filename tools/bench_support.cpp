@@ -60,8 +60,9 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
   genesis.author = admin->public_key();
   genesis.payload = Genesis{options.log_key->name(), options.log_key->public_key(),
                             {{admin->public_key(), admin->name()}}, 50};
-  std::vector<Bytes> setup{sign_event(*admin, genesis).value(),
-                           grant_entry(*admin, *importer, Role::kImporter, {"sol-execbench"}).value()};
+  std::vector<Bytes> setup{
+      sign_event(*admin, genesis).value(),
+      grant_entry(*admin, *importer, Role::kImporter, {"sol-execbench"}).value()};
   for (const auto& o : (*ledger)->append(setup)) {
     if (!o.status) return o.status;
   }

@@ -48,10 +48,9 @@ struct Pending {
   std::vector<AppendOutcome> outcomes;
   std::unique_ptr<std::atomic<bool>[]> checked;  // items[i] is prepared (set by the checks)
   std::promise<void> done;  // every item has its outcome
-  // The writer's own (under queue_mu_): items before `written` are committed (or failed),
-  // items before `taken` are in the writer's transaction or committed, items before `ready`
-  // are prepared.
-  size_t written = 0;
+  // The writer's own (under queue_mu_): items before `taken` are in the writer's transaction
+  // or committed, items before `ready` are prepared. The batch leaves the queue once its last
+  // item is committed.
   size_t taken = 0;
   size_t ready = 0;
 };

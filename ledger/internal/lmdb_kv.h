@@ -105,7 +105,8 @@ class TxnKeyValueStore final : public KeyValueStore {
   }
   // The outcome of an erase's LMDB code: an absent key is erased already.
   static Status erased(int rc) {
-    return rc == 0 || rc == MDB_NOTFOUND ? Status::ok() : error(rc, "cannot erase projection state");
+    return rc == 0 || rc == MDB_NOTFOUND ? Status::ok()
+                                         : error(rc, "cannot erase projection state");
   }
   void touched() const {
     if (release_ && ++touched_ % kReleaseEvery == 0) release_();

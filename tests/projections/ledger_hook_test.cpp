@@ -205,15 +205,14 @@ TEST_CASE("a rebuild that replaces and removes records written by its earlier ba
       text.replace(at, waited.size(), arrives);
       append_checked(*ledger, cast.importer, obs);
     }
+    auto waits_for_it = [&](const auto& record) {
+      return record.first.rfind("w/" + arrives.substr(7), 0) == 0;
+    };
     const Contents waiting = state_of(*ledger);
-    CHECK(std::count_if(waiting.begin(), waiting.end(), [&](const auto& record) {
-            return record.first.rfind("w/" + arrives.substr(7), 0) == 0;
-          }) == 6);
+    CHECK(std::count_if(waiting.begin(), waiting.end(), waits_for_it) == 6);
     append_checked(*ledger, cast.importer, test::manifest_body(cast.importer, environment));
     const Contents resolved = state_of(*ledger);
-    CHECK(std::none_of(resolved.begin(), resolved.end(), [&](const auto& record) {
-      return record.first.rfind("w/" + arrives.substr(7), 0) == 0;
-    }));
+    CHECK(std::none_of(resolved.begin(), resolved.end(), waits_for_it));
     REQUIRE(ledger->rebuild_state().is_ok());
     CHECK(state_of(*ledger) == resolved);
     check_statement(*ledger);
