@@ -35,23 +35,35 @@ std::string hex_encode(ByteView bytes) {
 }
 
 namespace {
-int hex_value(char c, bool lowercase_only) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (!lowercase_only && c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+
+// Each byte's value as a hex digit, or -1: kLower takes 0-9 a-f, kAny also A-F. One load per
+// digit instead of three range tests (the fold decodes the digests its views hold as text).
+struct HexTable {
+  int8_t value[256];
+  constexpr explicit HexTable(bool uppercase) : value() {
+    for (int c = 0; c < 256; ++c) value[c] = -1;
+    for (int c = '0'; c <= '9'; ++c) value[c] = static_cast<int8_t>(c - '0');
+    for (int c = 'a'; c <= 'f'; ++c) value[c] = static_cast<int8_t>(c - 'a' + 10);
+    if (uppercase) {
+      for (int c = 'A'; c <= 'F'; ++c) value[c] = static_cast<int8_t>(c - 'A' + 10);
+    }
+  }
+};
+constexpr HexTable kLower(false), kAny(true);
+
 }  // namespace
 
 bool hex_decode_into(std::string_view text, std::span<uint8_t> out, bool lowercase_only) {
   if (text.size() != 2 * out.size()) return false;
+  const int8_t* value = lowercase_only ? kLower.value : kAny.value;
+  int bad = 0;  // the sign bit of any -1, checked once at the end
   for (size_t i = 0; i < out.size(); ++i) {
-    const int hi = hex_value(text[2 * i], lowercase_only);
-    const int lo = hex_value(text[2 * i + 1], lowercase_only);
-    if (hi < 0 || lo < 0) return false;
-    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+    const int hi = value[static_cast<uint8_t>(text[2 * i])];
+    const int lo = value[static_cast<uint8_t>(text[2 * i + 1])];
+    bad |= hi | lo;
+    out[i] = static_cast<uint8_t>((hi & 0xf) << 4 | (lo & 0xf));
   }
-  return true;
+  return bad >= 0;
 }
 
 Result<Bytes> hex_decode(std::string_view text) {

@@ -240,14 +240,14 @@ Status apply_correction(ApplyContext& ctx, const Correction& correction) {
 Status record_skipped(ApplyContext& ctx, const std::string& reason) {
   Json out = event_record(ctx.event);
   out.set("reason", reason);
-  ctx.state.put(store_keys::skipped(ctx.event.index), jcs_serialize(out));
+  ctx.state.put_once(store_keys::skipped(ctx.event.index), jcs_serialize(out));
   return Status::ok();
 }
 
 Status record_void(ApplyContext& ctx) {
   Json out = event_record(ctx.event);
   out.set("cause", *ctx.event.void_cause);
-  ctx.state.put(store_keys::void_event(ctx.event.index), jcs_serialize(out));
+  ctx.state.put_once(store_keys::void_event(ctx.event.index), jcs_serialize(out));
   return Status::ok();
 }
 

@@ -166,7 +166,18 @@ void FoldState::erase(std::string_view key) {
   it->second.changed = true;
 }
 
+void FoldState::put_once(std::string key, std::string value) {
+  once_.emplace_back(std::move(key), std::move(value));
+}
+
 namespace {
+
+// The families put_once() writes: the fold never reads them back.
+bool once_family(std::string_view key) {
+  const std::string_view family = key.substr(0, 2);
+  return family == store_keys::kBenchmarks || family == store_keys::kLeadership ||
+         family == store_keys::kVoid || family == store_keys::kSkipped;
+}
 
 // The families the fold scans by prefix for nearly every event: a manifest's waiting runs, a new
 // run's orphan records. forget() keeps them (they hold only what waits), so those scans never
@@ -178,6 +189,7 @@ bool kept_family(std::string_view key) {
 }  // namespace
 
 Status FoldState::scan(std::string_view prefix, const ProjectionVisitor& visit) {
+  EVL_ASSERT(prefix.size() >= 2 && !once_family(prefix));  // those are not kept in text_
   // The store's keys under the prefix, then this state's over them (its own win).
   std::vector<std::pair<std::string, std::string>> stored;
   if (!complete_ && !(started_empty_ && kept_family(prefix))) {
@@ -204,8 +216,18 @@ Status FoldState::scan(std::string_view prefix, const ProjectionVisitor& visit) 
   return Status::ok();
 }
 
-Status FoldState::flush_text_below(TextMap::iterator& at, std::string_view bound) {
-  while (at != text_.end() && (bound.empty() || at->first < bound)) {
+Status FoldState::flush_text_below(TextMap::iterator& at, size_t& once, std::string_view bound) {
+  auto below = [&](std::string_view key) { return bound.empty() || key < bound; };
+  for (;;) {
+    const bool text_left = at != text_.end() && below(at->first);
+    const bool once_left = once < once_.size() && below(once_[once].first);
+    if (!text_left && !once_left) return Status::ok();
+    // The families are disjoint: no key is in both.
+    if (once_left && (!text_left || once_[once].first < at->first)) {
+      EVL_RETURN_IF_ERROR(store_.put(once_[once].first, once_[once].second));
+      ++once;
+      continue;
+    }
     TextSlot& slot = at->second;
     if (slot.changed) {
       EVL_RETURN_IF_ERROR(slot.value ? store_.put(at->first, *slot.value)
@@ -215,7 +237,6 @@ Status FoldState::flush_text_below(TextMap::iterator& at, std::string_view bound
     // An erased key is now absent from the store as well: nothing to remember.
     at = slot.value ? std::next(at) : text_.erase(at);
   }
-  return Status::ok();
 }
 
 template <typename T, typename Encode>
@@ -246,8 +267,12 @@ Status FoldState::flush(ThreadPool* pool) {
   std::vector<std::string> texts(runs.size());
   auto encode = [&](size_t i) { texts[i] = run_view_text(*runs[i]->second.value); };
   auto text = text_.begin();
+  // Stable: of two with one key, the later is written last.
+  std::stable_sort(once_.begin(), once_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t once = 0;
   Status before_runs;
-  auto write_before_runs = [&] { before_runs = flush_before_runs(text); };
+  auto write_before_runs = [&] { before_runs = flush_before_runs(text, once); };
   if (pool != nullptr && pool->size() > 1 && runs.size() >= kParallelFrom) {
     pool->parallel_for_while(runs.size(), encode, write_before_runs);
   } else {
@@ -259,25 +284,27 @@ Status FoldState::flush(ThreadPool* pool) {
     EVL_RETURN_IF_ERROR(store_.put(store_keys::run(runs[i]->first), texts[i]));
     runs[i]->second.changed = false;
   }
-  return flush_text_below(text, "");
+  EVL_RETURN_IF_ERROR(flush_text_below(text, once, ""));
+  once_.clear();
+  return Status::ok();
 }
 
-Status FoldState::flush_before_runs(TextMap::iterator& text) {
+Status FoldState::flush_before_runs(TextMap::iterator& text, size_t& once) {
   if (next_ && next_->changed) {
     EVL_RETURN_IF_ERROR(store_.put(store_keys::kNext, std::to_string(*next_->value)));
     next_->changed = false;
   }
-  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kGroups));
+  EVL_RETURN_IF_ERROR(flush_text_below(text, once, store_keys::kGroups));
   EVL_RETURN_IF_ERROR(flush_changed(groups_, [&](const Digest& key, const auto& group) {
     return group ? store_.put(store_keys::group(key), group_record_text(*group))
                  : store_.erase(store_keys::group(key));
   }));
-  EVL_RETURN_IF_ERROR(flush_text_below(text, store_keys::kManifests));
+  EVL_RETURN_IF_ERROR(flush_text_below(text, once, store_keys::kManifests));
   EVL_RETURN_IF_ERROR(flush_changed(manifests_, [&](const Digest& digest, const auto& record) {
     return store_.put(store_keys::manifest(digest), manifest_record_text(*record));
   }));
   manifests_.clear();  // written: reads use facts_
-  return flush_text_below(text, store_keys::kRuns);
+  return flush_text_below(text, once, store_keys::kRuns);
 }
 
 void FoldState::forget() {

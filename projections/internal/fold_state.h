@@ -3,8 +3,8 @@
 //
 // The fold reads a record, changes it and writes it back for nearly every event that touches
 // it. FoldState keeps what it has read or written: run views, manifest records, group records
-// and the next index as values, every other key as its text; flush() writes the changed ones
-// to the store in key order. The store's contents after flush() do not depend on when flush()
+// and the next index as values, every other key as its text (in a list, for the families it
+// writes once and never reads); flush() writes the changed ones to the store in key order. The store's contents after flush() do not depend on when flush()
 // was called: a record is the same value, serialized the same way, whether it is written after
 // each event (the ledger's append transactions) or once after the whole log (a rebuild).
 //
@@ -29,6 +29,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "ledger/thread_pool.h"
 #include "projections/internal/groups.h"
@@ -68,6 +70,11 @@ class FoldState {
   void put(std::string_view key, std::string_view value);
   void erase(std::string_view key);
   Status scan(std::string_view prefix, const ProjectionVisitor& visit);
+  // A record of a family the fold writes once and never reads (b/, L/, s/, v/: a run's
+  // benchmark entry, a leadership change, an event's void or skipped record): listed until
+  // flush() writes it, without the ordered map that put() keeps (a rebuild writes one b/ entry
+  // per run). Of two with the same key, the later is written last.
+  void put_once(std::string key, std::string value);
 
   // Writes every changed record to the store, in key order. With a pool, many changed run views
   // are serialized on its workers while this thread writes the records before them (the
@@ -108,12 +115,15 @@ class FoldState {
                   std::string (*key_of)(const Digest&), const Decode& decode);
   template <typename T, typename Encode>
   Status flush_changed(DigestMap<T>& map, const Encode& encode);
-  // Writes the changed records whose keys sort before r/, from `text` on in text_.
-  Status flush_before_runs(TextMap::iterator& text);
+  // Writes the changed records whose keys sort before r/, from `text` on in text_ and `once`
+  // on in once_ (sorted).
+  Status flush_before_runs(TextMap::iterator& text, size_t& once);
   void mark_run_changed(typename DigestMap<RunView>::value_type& entry);
   // The slot of `key` in text_, added (absent, unchanged) when it has none.
   TextMap::iterator text_slot(std::string_view key);
-  Status flush_text_below(TextMap::iterator& at, std::string_view bound);
+  // Writes the changed records of text_ from `at`, and the listed once_ records from `once`,
+  // whose keys sort before `bound` (all of them when it is empty), in key order.
+  Status flush_text_below(TextMap::iterator& at, size_t& once, std::string_view bound);
 
   ProjectionStore& store_;
   bool complete_;  // every key of the store is known here (until forget())
@@ -129,6 +139,7 @@ class FoldState {
   DigestMap<GroupRecord> groups_;
   std::optional<Slot<uint64_t>> next_;
   TextMap text_;
+  std::vector<std::pair<std::string, std::string>> once_;  // put_once(), until flush()
 };
 
 }  // namespace evl

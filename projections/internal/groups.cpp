@@ -264,7 +264,7 @@ Status LeaderChanges::write(FoldState& state, uint64_t index, std::string_view c
     record.set("previous", previous ? Json(digest_text(*previous)) : Json());
     record.set("cause", std::string(cause));
     record.set("index", index);
-    state.put(store_keys::leadership(index, group), jcs_serialize(record));
+    state.put_once(store_keys::leadership(index, group), jcs_serialize(record));
   }
   return Status::ok();
 }

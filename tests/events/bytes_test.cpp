@@ -16,6 +16,30 @@ TEST_CASE("hex round-trips and rejects odd or non-hex text", "[events][bytes]") 
   CHECK_FALSE(hex_decode("zz").has_value());
 }
 
+TEST_CASE("hex_decode_into takes exactly the hex digits, every byte value tried", "[events][bytes]") {
+  for (int c = 0; c < 256; ++c) {
+    const bool digit = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    const bool upper = c >= 'A' && c <= 'F';
+    for (int at = 0; at < 2; ++at) {  // as the high and as the low digit of a byte
+      std::string text = "00";
+      text[at] = static_cast<char>(c);
+      uint8_t out[1];
+      INFO("byte " << c << " at " << at);
+      CHECK(hex_decode_into(text, out, true) == digit);
+      CHECK(hex_decode_into(text, out, false) == (digit || upper));
+      if (digit || upper) {
+        const int v = digit ? (c <= '9' ? c - '0' : c - 'a' + 10) : c - 'A' + 10;
+        CHECK(out[0] == (at == 0 ? v << 4 : v));
+      }
+    }
+  }
+  uint8_t two[2];
+  CHECK(hex_decode_into("a0Ff", two, false));
+  CHECK(two[0] == 0xa0);
+  CHECK(two[1] == 0xff);
+  CHECK_FALSE(hex_decode_into("a0f", two, false));  // a length other than twice the output
+}
+
 TEST_CASE("base64 is strict RFC 4648 with padding", "[events][bytes]") {
   CHECK(base64_encode(as_bytes("hello")) == "aGVsbG8=");
   CHECK(base64_decode("aGVsbG8=").value() == to_bytes("hello"));
