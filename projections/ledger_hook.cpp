@@ -221,7 +221,8 @@ class ForwardingStore final : public KeyValueStore {
 class ProjectionHook final : public AppendHook {
  public:
   explicit ProjectionHook(const ProjectionHookOptions& options)
-      : batch_events_(std::max<uint64_t>(1, options.rebuild_batch_events)) {}
+      : min_batch_events_(std::max<uint64_t>(1, options.rebuild_batch_events)),
+        max_batch_events_(std::max(min_batch_events_, options.rebuild_batch_events_max)) {}
 
   void begin_transaction() override {
     tracker_.reset();
@@ -254,6 +255,7 @@ class ProjectionHook final : public AppendHook {
   }
 
   Status rebuild(AppendContext& context, uint64_t size) override {
+    batch_events_ = std::clamp<uint64_t>(size / 16, min_batch_events_, max_batch_events_);
     // Until the fold ends, the sums are unknown (seal() would scan the whole state).
     tracker_.emplace(std::nullopt);
     // The state is written from nothing through a SummingStore, whose sums are then the
@@ -366,7 +368,8 @@ class ProjectionHook final : public AppendHook {
     return *pool_;
   }
 
-  uint64_t batch_events_;
+  const uint64_t min_batch_events_, max_batch_events_;
+  uint64_t batch_events_ = 1;  // this rebuild's batch (ProjectionHookOptions)
   std::unique_ptr<ThreadPool> pool_;
   std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
   ForwardingStore forward_;                 // the store of the current call, for pending_

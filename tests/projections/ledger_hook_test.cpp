@@ -23,10 +23,11 @@ using test::Cast;
 using test::TempDir;
 using Contents = std::map<std::string, std::string>;
 
-std::unique_ptr<Ledger> open_with_projections(const TempDir& dir, uint64_t batch_events) {
+std::unique_ptr<Ledger> open_with_projections(const TempDir& dir, uint64_t batch_events,
+                                              uint64_t batch_events_max = 65536) {
   OpenOptions options;
   options.create = true;
-  options.hook = make_projection_hook({batch_events});
+  options.hook = make_projection_hook({batch_events, batch_events_max});
   return test::open_test_ledger(dir, options);
 }
 
@@ -153,9 +154,14 @@ TEST_CASE("the ledger's projections equal a naive fold after each append and a r
 
 TEST_CASE("a rebuild of a log many decoding chunks long equals a naive fold",
           "[projections][hook]") {
+  // Batches of at least 700 events (more than a sixteenth of the log), then of a sixteenth
+  // of it (99) capped at 64.
+  const auto [batch_events, batch_events_max] =
+      GENERATE(std::pair<uint64_t, uint64_t>{700, 65536}, std::pair<uint64_t, uint64_t>{16, 64});
+  INFO("batches of " << batch_events << " to " << batch_events_max << " events");
   TempDir dir;
   Cast cast;
-  auto ledger = open_with_projections(dir, 700);
+  auto ledger = open_with_projections(dir, batch_events, batch_events_max);
   test::append_all(*ledger, cast.prologue_entries());
   std::vector<Bytes> entries;
   std::vector<Digest> runs;
