@@ -222,7 +222,8 @@ class ProjectionHook final : public AppendHook {
  public:
   explicit ProjectionHook(const ProjectionHookOptions& options)
       : min_batch_events_(std::max<uint64_t>(1, options.rebuild_batch_events)),
-        max_batch_events_(std::max(min_batch_events_, options.rebuild_batch_events_max)) {}
+        max_batch_events_(std::max(min_batch_events_, options.rebuild_batch_events_max)),
+        progress_(options.rebuild_progress) {}
 
   void begin_transaction() override {
     tracker_.reset();
@@ -271,9 +272,8 @@ class ProjectionHook final : public AppendHook {
     bool voided = false;
     auto summing = std::make_unique<SummingStore>(context.store);
     auto batch = std::make_unique<ProjectionBatch>(*summing, &pool());
-    EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
-                                                       const EventBody& body,
-                                                       PreparedManifest* prepared) -> Status {
+    auto first_pass = [&](uint64_t index, const Digest& id, const EventBody& body,
+                          PreparedManifest* prepared) -> Status {
       keys.apply(index, body);
       if (voided) return Status::ok();
       if (is_key_event(body) && keys.voids_anything()) {
@@ -282,20 +282,21 @@ class ProjectionHook final : public AppendHook {
         return Status::ok();
       }
       return fold_into(*batch, *summing, projected(index, id, body, keys, keys, prepared));
-    }));
+    };
+    EVL_RETURN_IF_ERROR(scan_bodies(context, size, with_progress(size, first_pass)));
     if (voided) {
       EVL_RETURN_IF_ERROR(clear(context.store));  // what the first pass wrote of its batches
       const KeyPolicy final_keys = std::move(keys);
       KeyPolicy running;
       summing = std::make_unique<SummingStore>(context.store);
       batch = std::make_unique<ProjectionBatch>(*summing, &pool());
-      EVL_RETURN_IF_ERROR(scan_bodies(context, size, [&](uint64_t index, const Digest& id,
-                                                         const EventBody& body,
-                                                         PreparedManifest* prepared) -> Status {
+      auto second_pass = [&](uint64_t index, const Digest& id, const EventBody& body,
+                             PreparedManifest* prepared) -> Status {
         running.apply(index, body);
         return fold_into(*batch, *summing,
                          projected(index, id, body, running, final_keys, prepared));
-      }));
+      };
+      EVL_RETURN_IF_ERROR(scan_bodies(context, size, with_progress(size, second_pass)));
     }
     EVL_RETURN_IF_ERROR(batch->flush());
     batch.reset();
@@ -342,6 +343,19 @@ class ProjectionHook final : public AppendHook {
   }
 
  private:
+  // `visit`, and then telling rebuild_progress how many of the `size` entries are folded,
+  // every 512 entries and after the last.
+  BodyVisitor with_progress(uint64_t size, BodyVisitor visit) const {
+    if (!progress_) return visit;
+    return [this, size, visit = std::move(visit)](uint64_t index, const Digest& id,
+                                                  const EventBody& body,
+                                                  PreparedManifest* prepared) -> Status {
+      EVL_RETURN_IF_ERROR(visit(index, id, body, prepared));
+      if ((index + 1) % 512 == 0 || index + 1 == size) progress_(index + 1, size);
+      return Status::ok();
+    };
+  }
+
   // A rebuild's fold of one event: the batch writes and forgets what it holds every
   // batch_events_ entries, so its memory is bounded.
   Status fold_into(ProjectionBatch& batch, SummingStore& summing, const ProjectedEvent& event) {
@@ -370,6 +384,7 @@ class ProjectionHook final : public AppendHook {
 
   const uint64_t min_batch_events_, max_batch_events_;
   uint64_t batch_events_ = 1;  // this rebuild's batch (ProjectionHookOptions)
+  const std::function<void(uint64_t, uint64_t)> progress_;
   std::unique_ptr<ThreadPool> pool_;
   std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
   ForwardingStore forward_;                 // the store of the current call, for pending_

@@ -48,6 +48,10 @@ struct ProjectionHookOptions {
   // the same peak memory (LMDB's dirty pages, capped per transaction, dominate it there).
   uint64_t rebuild_batch_events = 16384;
   uint64_t rebuild_batch_events_max = 65536;
+  // Told how far a rebuild has folded (`folded` of `total` entries), on the rebuilding thread,
+  // every few hundred entries and at the end of each pass over the log; null tells nobody.
+  // A rebuild passes over the log twice when a compromise voids earlier events.
+  std::function<void(uint64_t folded, uint64_t total)> rebuild_progress;
 };
 
 std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& options = {});

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <future>
+#include <optional>
 
 #include "events/bytes.h"
 #include "projections/digest.h"
@@ -22,10 +23,11 @@ constexpr const char* kUsage =
     "       evledger rebuild --ledger DIR --check [--vkey VKEY] [--json]\n"
     "\n"
     "Rebuilds every projection (run views, evidence, ranks, leadership history) from the log,\n"
-    "in one transaction: readers see the old state until the new one is complete. Prints the\n"
-    "projection digest before and after (they must be equal: the projections are a pure\n"
-    "function of the log) and the signed statement of the newest checkpoint, which must state\n"
-    "the rebuilt digest (the rebuild fails, changing nothing, when it does not):\n"
+    "in one transaction: readers see the old state until the new one is complete. A progress\n"
+    "bar goes to standard error when it is a terminal. Prints the projection digest before\n"
+    "and after (they must be equal: the projections are a pure function of the log) and the\n"
+    "signed statement of the newest checkpoint, which must state the rebuilt digest (the\n"
+    "rebuild fails, changing nothing, when it does not):\n"
     "  evledger/projections/v2 <origin> <size> <base64 digest>\n"
     "\n"
     "--check changes nothing (the ledger is opened read-only): it folds the log into a fresh\n"
@@ -60,7 +62,13 @@ Result<std::pair<Digest, uint64_t>> state_digest(const Ledger& ledger,
 }
 
 int rebuild(const Args& args) {
-  auto ledger = open_ledger(args, true);  // opening for writing catches the projections up
+  // A bar on a terminal while the rebuild folds (not while opening catches the state up).
+  std::optional<Progress> progress;
+  ProjectionHookOptions projections;
+  projections.rebuild_progress = [&](uint64_t folded, uint64_t total) {
+    if (progress) progress->update(folded, total);
+  };
+  auto ledger = open_ledger(args, true, projections);  // opening catches the projections up
   if (!ledger) return fail(ledger.error());
   // The stored projections' digest is computed on a second thread, from a read snapshot opened
   // before the rebuild starts: LMDB readers keep their snapshot while the rebuild's transaction
@@ -74,8 +82,10 @@ int rebuild(const Args& args) {
   std::fprintf(stderr, "rebuilding the projections of %llu entries...\n",
                static_cast<unsigned long long>((*ledger)->size()));
   int64_t start = now_ms();
+  progress.emplace("rebuild", (*ledger)->size());
   // The ledger refuses to commit a rebuilt state whose statement differs from the one signed.
   Status rebuilt = (*ledger)->rebuild_state();
+  progress.reset();  // ends the bar's line
   double seconds = (now_ms() - start) / 1000.0;
   auto before = before_scan.get();
   if (!rebuilt) return fail(rebuilt);

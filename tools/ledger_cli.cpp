@@ -9,6 +9,11 @@
 namespace evl::cli {
 
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
+  return open_ledger(args, write, ProjectionHookOptions{});
+}
+
+Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
+                                            const ProjectionHookOptions& projections) {
   auto dir = args.require("ledger");
   if (!dir) return dir.error();
   OpenOptions options;
@@ -16,7 +21,7 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
   options.read_only = !write;
   if (write) {
     options.log_key_path = args.get("log-key").value_or("");
-    options.hook = make_projection_hook();  // the projections are kept in every append
+    options.hook = make_projection_hook(projections);  // kept in every append
   }
   return Ledger::open(options);
 }

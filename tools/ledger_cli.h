@@ -8,6 +8,7 @@
 #include "keys/checkpoint.h"
 #include "keys/key.h"
 #include "ledger/ledger.h"
+#include "projections/ledger_hook.h"
 #include "tools/cli.h"
 
 namespace evl::cli {
@@ -15,6 +16,9 @@ namespace evl::cli {
 // Opens --ledger (required) for writing or reading. Writers sign checkpoints with --log-key
 // (default <ledger>/keys/log.key).
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write);
+// As above, with the projections' options when writing (a rebuild's progress, say).
+Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
+                                            const ProjectionHookOptions& projections);
 
 // Loads the secret key named by option `option` (e.g. --signer).
 Result<SecretKey> load_signer(const Args& args, const std::string& option);

@@ -27,7 +27,10 @@ std::unique_ptr<Ledger> open_with_projections(const TempDir& dir, uint64_t batch
                                               uint64_t batch_events_max = 65536) {
   OpenOptions options;
   options.create = true;
-  options.hook = make_projection_hook({batch_events, batch_events_max});
+  ProjectionHookOptions hook;
+  hook.rebuild_batch_events = batch_events;
+  hook.rebuild_batch_events_max = batch_events_max;
+  options.hook = make_projection_hook(hook);
   return test::open_test_ledger(dir, options);
 }
 
@@ -149,6 +152,46 @@ TEST_CASE("the ledger's projections equal a naive fold after each append and a r
     REQUIRE(ledger->rebuild_state().is_ok());
     CHECK(state_of(*ledger) == incremental);
     check_statement(*ledger);
+  }
+}
+
+TEST_CASE("a rebuild tells how far it has folded every 512 entries and after each pass's last",
+          "[projections][hook]") {
+  for (bool compromise : {false, true}) {
+    INFO((compromise ? "with" : "without") << " a compromise: two passes over the log, or one");
+    TempDir dir;
+    Cast cast;
+    std::vector<std::pair<uint64_t, uint64_t>> told;
+    ProjectionHookOptions hook;
+    hook.rebuild_progress = [&](uint64_t folded, uint64_t total) {
+      told.emplace_back(folded, total);
+    };
+    OpenOptions options;
+    options.create = true;
+    options.hook = make_projection_hook(hook);
+    auto ledger = test::open_test_ledger(dir, options);
+    test::append_all(*ledger, cast.prologue_entries());
+    std::vector<Bytes> entries;
+    for (int i = 0; i < 1100; ++i) {
+      entries.push_back(test::signed_entry(
+          cast.importer, test::observation_body(cast.importer, "gpumode", std::to_string(i))));
+    }
+    test::append_all(*ledger, entries);
+    if (compromise) {
+      Bytes revoke = test::signed_entry(
+          cast.admin, test::revoke_body(cast.admin, cast.importer.public_key(),
+                                        RevokeReason::kCompromised, 600));
+      REQUIRE(ledger->append(std::span<const Bytes>(&revoke, 1)).at(0).status.is_ok());
+    }
+    told.clear();  // what the compromise's refold in its append told
+    REQUIRE(ledger->rebuild_state().is_ok());
+    const uint64_t size = ledger->size();
+    std::vector<std::pair<uint64_t, uint64_t>> pass;
+    for (uint64_t n = 512; n < size; n += 512) pass.emplace_back(n, size);
+    pass.emplace_back(size, size);
+    std::vector<std::pair<uint64_t, uint64_t>> expected = pass;
+    if (compromise) expected.insert(expected.end(), pass.begin(), pass.end());
+    CHECK(told == expected);
   }
 }
 
