@@ -156,6 +156,27 @@ Result<std::vector<Json>> json_values(const ProjectionStore& store, std::string_
 
 }  // namespace
 
+Result<std::vector<Digest>> find_runs_by_prefix(const ProjectionStore& store,
+                                                std::string_view hex_prefix, size_t limit) {
+  std::vector<Digest> runs;
+  bool damaged = false;
+  if (limit == 0) return runs;
+  Status s = store.scan(std::string(store_keys::kRuns) + std::string(hex_prefix),
+                        [&](std::string_view key, std::string_view) {
+                          Digest d;
+                          if (key.size() != store_keys::kRuns.size() + 64 ||
+                              !store_keys::digest_suffix(key, d)) {
+                            damaged = true;
+                            return false;
+                          }
+                          runs.push_back(d);
+                          return runs.size() < limit;
+                        });
+  if (!s) return s;
+  if (damaged) return corrupt("a run view's key is damaged; rebuild the projections");
+  return runs;
+}
+
 Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run) {
   return full_view(store, run, nullptr, true);
 }

@@ -28,6 +28,11 @@ namespace evl {
 // The full run view, or nullopt when no observation of `run` is projected.
 Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run);
 
+// The observed runs whose digest's hex starts with `hex_prefix` (lowercase hex digits, from
+// none to 64), in digest order, at most `limit` of them: one range scan of the views' keys.
+Result<std::vector<Digest>> find_runs_by_prefix(const ProjectionStore& store,
+                                                std::string_view hex_prefix, size_t limit);
+
 struct RunFilter {
   std::optional<std::string> benchmark;  // spec.sourceNative.benchmark
   std::optional<Digest> group;           // comparison key

@@ -15,12 +15,16 @@ namespace {
 constexpr const char* kUsage =
     "usage: evledger show --ledger DIR RUN [--json]\n"
     "\n"
-    "Shows the run view of RUN (its run digest, sha256:...) as KernelIndex's run page does:\n"
-    "primary measurement, rank in its comparison group, SOL score, speedup and cases faster,\n"
-    "identity, correctness, workload, protocol, environment, reruns with verdicts,\n"
-    "attestations, corrections and the log events behind it, and a citation naming the log\n"
-    "index, the event id and a signed checkpoint that includes it, so the reader can verify it\n"
-    "(evledger proof inclusion). --json prints the run view with DESIGN.md's field names.\n";
+    "Shows the run view of RUN as KernelIndex's run page does: primary measurement, rank in\n"
+    "its comparison group, SOL score, speedup and cases faster, identity, correctness,\n"
+    "workload, protocol, environment, reruns with verdicts, attestations, corrections and the\n"
+    "log events behind it, and a citation naming the log index, the event id and a signed\n"
+    "checkpoint that includes it, so the reader can verify it (evledger proof inclusion).\n"
+    "--json prints the run view with DESIGN.md's field names.\n"
+    "\n"
+    "RUN is the run digest (sha256:<64 hex>) or a start of it that no other run shares, at\n"
+    "least 6 hex digits, as 'evledger runs' prints it (sha256:0012c2de8659…; the prefix and\n"
+    "the ellipsis may be left out). Several runs starting so: exit 2, listing some.\n";
 
 const Json* at(const Json& v, std::string_view path) {
   const Json* cur = &v;
@@ -164,10 +168,12 @@ void print_view(const Json& view, const std::string& checkpoint_line, const std:
 
 int run(const Args& args) {
   if (args.positional().size() != 1) return fail(usage_error("show takes one RUN digest"));
-  auto run = digest_arg(args.positional()[0], "RUN");
-  if (!run) return fail(run.error());
+  auto prefix = run_prefix_arg(args.positional()[0], "RUN");
+  if (!prefix) return fail(prefix.error());
   Status s = with_projections(args, [&](const Ledger& ledger, const KeyValueStore& state,
                                         uint64_t) -> Status {
+    auto run = resolve_run(state, *prefix, "RUN");
+    if (!run) return run.error();
     auto view = read_run_view(state, *run);
     if (!view) return view.error();
     if (!*view) return not_found("no observation of run " + digest_text(*run) + " in this ledger");

@@ -1,5 +1,8 @@
 #include "tools/projection_cli.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include "events/jcs.h"
 #include "projections/query.h"
 #include "tools/ledger_cli.h"
@@ -34,6 +37,44 @@ Result<Digest> digest_arg(const std::string& text, const std::string& what) {
   auto digest = parse_digest_text(text);
   if (!digest) return usage_error(what + ": " + digest.error().message());
   return *digest;
+}
+
+Result<std::string> run_prefix_arg(const std::string& text, const std::string& what) {
+  std::string_view hex = text;
+  constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, as `runs` truncates
+  if (hex.size() >= kEllipsis.size() && hex.substr(hex.size() - kEllipsis.size()) == kEllipsis) {
+    hex.remove_suffix(kEllipsis.size());
+  }
+  if (hex.substr(0, 7) == "sha256:") hex.remove_prefix(7);
+  const bool digits = std::all_of(hex.begin(), hex.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+  if (!digits || hex.size() < kMinRunPrefix || hex.size() > 64) {
+    return usage_error(what + ": '" + text + "' is not a run digest: give sha256:<64 hex> or its " +
+                       "first " + std::to_string(kMinRunPrefix) +
+                       " or more lowercase hex digits, as 'evledger runs' prints them");
+  }
+  return std::string(hex);
+}
+
+Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_prefix,
+                           const std::string& what) {
+  constexpr size_t kListed = 5;
+  auto runs = find_runs_by_prefix(state, hex_prefix, kListed + 1);
+  if (!runs) return runs.error();
+  const std::string named = "sha256:" + hex_prefix + (hex_prefix.size() < 64 ? "…" : "");
+  if (runs->empty()) {
+    return not_found("no observed run in this ledger is " + named +
+                     " ('evledger runs' lists them)");
+  }
+  if (runs->size() == 1) return runs->front();
+  std::string some;
+  for (size_t i = 0; i < std::min(kListed, runs->size()); ++i) {
+    some += "\n  " + digest_text((*runs)[i]);
+  }
+  if (runs->size() > kListed) some += "\n  ...";
+  return usage_error(what + " " + named + " names more than one run; give more of its digits:" +
+                     some);
 }
 
 std::string json_line(const Json& value) { return jcs_serialize(value); }

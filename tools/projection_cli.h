@@ -21,8 +21,18 @@ Status with_projections(
     const std::function<Status(const Ledger& ledger, const KeyValueStore& state, uint64_t size)>&
         fn);
 
-// Parses "sha256:<hex>" or a unique hex prefix is not supported: the full digest text.
+// Parses the full digest text "sha256:<64 lowercase hex>" (kUsage naming `what` otherwise).
 Result<Digest> digest_arg(const std::string& text, const std::string& what);
+
+// The hex digits of a run named on the command line: a digest, or the start of one as `runs`
+// prints it ("sha256:0012c2de8659…"; the "sha256:" and the ellipsis may be left out), at least
+// kMinRunPrefix lowercase hex digits. kUsage naming `what` otherwise.
+inline constexpr size_t kMinRunPrefix = 6;
+Result<std::string> run_prefix_arg(const std::string& text, const std::string& what);
+// The one observed run whose digest starts with `hex_prefix` (from run_prefix_arg): kNotFound
+// when none does, kUsage listing some when several do.
+Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_prefix,
+                           const std::string& what);
 
 // Compact canonical JSON of a value (one line).
 std::string json_line(const Json& value);

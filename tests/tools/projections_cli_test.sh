@@ -30,6 +30,15 @@ for field in '"run"' '"event"' '"index"' '"title"' '"benchmark"' '"source"' '"ex
   '"flags"' '"rank"' '"tied"' '"groupSize"' '"leader"' '"reruns"' '"attestations"' '"corrections"' '"history"'; do
   contains "$T/out" "$field:" "run view field $field"
 done
+# The truncated digest that the text listing prints names the run too.
+"$E" runs --ledger "$L" > "$T/listing" 2>/dev/null || bad "runs (text)"
+short=$(grep -m1 -o "^${run:0:19}[^ ]*" "$T/listing")
+[ -n "$short" ] && ok || bad "the text listing prints the run as sha256:<12 hex>… ($short)"
+expect 0 "show by the listing's truncated digest" -- "$E" show --ledger "$L" "$short" --json
+contains "$T/out" "\"run\":\"$run\"" "the truncated digest names the run"
+expect 0 "show by 8 hex digits" -- "$E" show --ledger "$L" "${run:7:8}" --json
+contains "$T/out" "\"run\":\"$run\"" "8 hex digits name the run"
+expect 2 "show by too few digits" -- "$E" show --ledger "$L" "${run:7:5}"
 expect 1 "show an unknown run" -- "$E" show --ledger "$L" sha256:0000000000000000000000000000000000000000000000000000000000000000
 expect 2 "show a malformed digest" -- "$E" show --ledger "$L" nonsense
 expect 0 "groups" -- "$E" groups --ledger "$L" --json

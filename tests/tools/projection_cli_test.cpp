@@ -1,0 +1,94 @@
+// Naming a run on the command line: its digest, or a unique start of it as `evledger runs`
+// prints it (tools/projection_cli.h, projections/query.h find_runs_by_prefix).
+#include "tools/projection_cli.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "events/bytes.h"
+#include "projections/query.h"
+#include "projections/store.h"
+
+namespace evl::cli {
+namespace {
+
+// Three run views: a and b share their first 10 hex digits, c starts elsewhere.
+struct Runs {
+  std::string a = "0123456789" + std::string(54, 'a');
+  std::string b = "0123456789" + std::string(54, 'b');
+  std::string c = "fedcba" + std::string(58, '0');
+  MemoryProjectionStore store;
+  Runs() {
+    for (const std::string* hex : {&a, &b, &c}) REQUIRE(store.put("r/" + *hex, "{}").is_ok());
+    // Keys of other families around r/ are not runs.
+    REQUIRE(store.put("o/" + a + "/00000000000000000001/rerun", "{}").is_ok());
+    REQUIRE(store.put("s/00000000000000000001", "{}").is_ok());
+  }
+};
+
+Digest digest_of(const std::string& hex) {
+  Digest d{};
+  REQUIRE(hex_decode_into(hex, d, true));
+  return d;
+}
+
+TEST_CASE("a run is named by its digest or by a start of it as 'runs' prints it",
+          "[tools][show]") {
+  Runs runs;
+  CHECK(run_prefix_arg("sha256:" + runs.a, "RUN").value() == runs.a);
+  CHECK(run_prefix_arg(runs.a, "RUN").value() == runs.a);
+  CHECK(run_prefix_arg("sha256:012345678901\xE2\x80\xA6", "RUN").value() == "012345678901");
+  CHECK(run_prefix_arg("012345", "RUN").value() == "012345");
+  for (const std::string& bad :
+       std::vector<std::string>{"01234", "sha256:", "", "0123456789ABCDEF", "sha512:0123456789",
+                                "012345 ", runs.a + "0", "sha256:01234g"}) {
+    INFO("'" << bad << "'");
+    auto parsed = run_prefix_arg(bad, "RUN");
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().code() == Code::kUsage);
+    CHECK(parsed.error().message().find("RUN: '" + bad + "' is not a run digest") == 0);
+  }
+}
+
+TEST_CASE("a start of a digest resolves to the one run it names, or says why not",
+          "[tools][show]") {
+  Runs runs;
+  CHECK(resolve_run(runs.store, runs.a, "RUN").value() == digest_of(runs.a));
+  CHECK(resolve_run(runs.store, runs.a.substr(0, 11), "RUN").value() == digest_of(runs.a));
+  CHECK(resolve_run(runs.store, "fedcba", "RUN").value() == digest_of(runs.c));
+
+  auto ambiguous = resolve_run(runs.store, "0123456789", "RUN");
+  REQUIRE_FALSE(ambiguous.has_value());
+  CHECK(ambiguous.error().code() == Code::kUsage);
+  const std::string& message = ambiguous.error().message();
+  CHECK(message.find("RUN sha256:0123456789… names more than one run") == 0);
+  CHECK(message.find("sha256:" + runs.a) != std::string::npos);
+  CHECK(message.find("sha256:" + runs.b) != std::string::npos);
+
+  auto none = resolve_run(runs.store, "0123450", "RUN");
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().code() == Code::kNotFound);
+  CHECK(none.error().message().find("sha256:0123450…") != std::string::npos);
+}
+
+TEST_CASE("find_runs_by_prefix scans the run views' keys in digest order up to a limit",
+          "[projections][query]") {
+  Runs runs;
+  auto all = find_runs_by_prefix(runs.store, "", 10);
+  REQUIRE(all.has_value());
+  CHECK(*all == std::vector<Digest>{digest_of(runs.a), digest_of(runs.b), digest_of(runs.c)});
+  CHECK(find_runs_by_prefix(runs.store, "", 2).value().size() == 2);
+  CHECK(find_runs_by_prefix(runs.store, "01", 0).value().empty());
+  CHECK(find_runs_by_prefix(runs.store, "0123456789b", 10).value() ==
+        std::vector<Digest>{digest_of(runs.b)});
+
+  MemoryProjectionStore damaged;
+  REQUIRE(damaged.put("r/0123", "{}").is_ok());
+  auto read = find_runs_by_prefix(damaged, "01", 10);
+  REQUIRE_FALSE(read.has_value());
+  CHECK(read.error().code() == Code::kCorrupt);
+}
+
+}  // namespace
+}  // namespace evl::cli
