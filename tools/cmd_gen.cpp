@@ -51,6 +51,13 @@ int run(const Args& args) {
   if (!runs) return fail(runs.error());
   auto n = args.get_u64("runs", 0);
   if (!n) return fail(n.error());
+  // About 1.7 KB of JSON lines per run: 10^8 runs is some 170 GB, hours of output.
+  constexpr uint64_t kMaxRuns = 100000000;
+  if (*n > kMaxRuns) {
+    return fail(usage_error("--runs " + std::to_string(*n) + " is more than gen makes (at most " +
+                            std::to_string(kMaxRuns) +
+                            ", about 170 GB of JSON lines); ask for fewer runs"));
+  }
   auto seed = args.get_u64("seed", 1);
   if (!seed) return fail(seed.error());
   std::string out_path = args.get("out").value_or("-");
