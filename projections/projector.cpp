@@ -168,7 +168,9 @@ Status apply_observation(ApplyContext& ctx, const Observation& observation) {
   EVL_RETURN_IF_ERROR(resolve_references(ctx.state, view));
   EVL_RETURN_IF_ERROR(replay_orphans(ctx, view));
   if (!view.void_cause) register_manifest(ctx, p);
-  if (!view.benchmark.empty()) ctx.state.put_once(store_keys::benchmark(view.benchmark, digest), "");
+  if (!view.benchmark.empty()) {
+    ctx.state.put_once(store_keys::benchmark(view.benchmark, digest), "");
+  }
   return store_run_view(ctx, view, std::nullopt);
 }
 

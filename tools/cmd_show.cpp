@@ -31,7 +31,8 @@ const Json* at(const Json& v, std::string_view path) {
   size_t start = 0;
   while (cur != nullptr && start <= path.size()) {
     size_t dot = path.find('.', start);
-    std::string_view key = path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
+    std::string_view key =
+        path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
     cur = cur->is_object() ? cur->find(key) : nullptr;
     if (dot == std::string_view::npos) break;
     start = dot + 1;

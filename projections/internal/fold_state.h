@@ -4,9 +4,10 @@
 // The fold reads a record, changes it and writes it back for nearly every event that touches
 // it. FoldState keeps what it has read or written: run views, manifest records, group records
 // and the next index as values, every other key as its text (in a list, for the families it
-// writes once and never reads); flush() writes the changed ones to the store in key order. The store's contents after flush() do not depend on when flush()
-// was called: a record is the same value, serialized the same way, whether it is written after
-// each event (the ledger's append transactions) or once after the whole log (a rebuild).
+// writes once and never reads); flush() writes the changed ones to the store in key order. The
+// store's contents after flush() do not depend on when flush() was called: a record is the same
+// value, serialized the same way, whether it is written after each event (the ledger's append
+// transactions) or once after the whole log (a rebuild).
 //
 // When the store is empty at construction, the state knows every key there is, and a lookup
 // that misses does not ask the store; forget() gives that up to free memory, except for the

@@ -16,7 +16,8 @@ TEST_CASE("hex round-trips and rejects odd or non-hex text", "[events][bytes]") 
   CHECK_FALSE(hex_decode("zz").has_value());
 }
 
-TEST_CASE("hex_decode_into takes exactly the hex digits, every byte value tried", "[events][bytes]") {
+TEST_CASE("hex_decode_into takes exactly the hex digits, every byte value tried",
+          "[events][bytes]") {
   for (int c = 0; c < 256; ++c) {
     const bool digit = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
     const bool upper = c >= 'A' && c <= 'F';
