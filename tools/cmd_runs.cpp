@@ -12,7 +12,9 @@ constexpr const char* kRunsUsage =
     "\n"
     "Lists run views (one per observation), with rank, evidence and flags. --benchmark keeps\n"
     "one benchmark's runs; --group (a comparison key, sha256:...) one group's, in display\n"
-    "order. --json prints one run view per line with DESIGN.md's field names.\n";
+    "order. --json prints one run view per line with DESIGN.md's field names. The text form\n"
+    "shortens each run digest to sha256:<12 hex>…, which 'evledger show' takes while no\n"
+    "other run's digest starts the same.\n";
 
 constexpr const char* kGroupsUsage =
     "usage: evledger groups --ledger DIR [--json]\n"
