@@ -29,7 +29,7 @@ constexpr const char* kLeadersUsage =
 
 std::string short_digest(const Json* v) {
   std::string s = text_of(v);
-  return s.size() > 19 ? s.substr(0, 19) + "…" : s;
+  return s.size() > 19 ? s.substr(0, 19) + std::string(kEllipsis) : s;  // as show reads it
 }
 
 void print_run_line(const Json& run) {

@@ -1,7 +1,6 @@
 #include "tools/projection_cli.h"
 
 #include <algorithm>
-#include <string_view>
 
 #include "events/jcs.h"
 #include "projections/query.h"
@@ -41,14 +40,11 @@ Result<Digest> digest_arg(const std::string& text, const std::string& what) {
 
 Result<std::string> run_prefix_arg(const std::string& text, const std::string& what) {
   std::string_view hex = text;
-  constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, as `runs` truncates
   if (hex.size() >= kEllipsis.size() && hex.substr(hex.size() - kEllipsis.size()) == kEllipsis) {
     hex.remove_suffix(kEllipsis.size());
   }
   if (hex.substr(0, 7) == "sha256:") hex.remove_prefix(7);
-  const bool digits = std::all_of(hex.begin(), hex.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+  const bool digits = hex.find_first_not_of("0123456789abcdef") == std::string_view::npos;
   if (!digits || hex.size() < kMinRunPrefix || hex.size() > 64) {
     return usage_error(what + ": '" + text + "' is not a run digest: give sha256:<64 hex> or its " +
                        "first " + std::to_string(kMinRunPrefix) +
@@ -62,7 +58,8 @@ Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_pr
   constexpr size_t kListed = 5;
   auto runs = find_runs_by_prefix(state, hex_prefix, kListed + 1);
   if (!runs) return runs.error();
-  const std::string named = "sha256:" + hex_prefix + (hex_prefix.size() < 64 ? "…" : "");
+  const std::string named =
+      "sha256:" + hex_prefix + std::string(hex_prefix.size() < 64 ? kEllipsis : "");
   if (runs->empty()) {
     return not_found("no observed run in this ledger is " + named +
                      " ('evledger runs' lists them)");

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "events/json.h"
 #include "ledger/ledger.h"
@@ -28,6 +29,8 @@ Result<Digest> digest_arg(const std::string& text, const std::string& what);
 // prints it ("sha256:0012c2de8659…"; the "sha256:" and the ellipsis may be left out), at least
 // kMinRunPrefix lowercase hex digits. kUsage naming `what` otherwise.
 inline constexpr size_t kMinRunPrefix = 6;
+// What ends a shortened digest in the text listings (U+2026), which run_prefix_arg drops.
+inline constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
 Result<std::string> run_prefix_arg(const std::string& text, const std::string& what);
 // The one observed run whose digest starts with `hex_prefix` (from run_prefix_arg): kNotFound
 // when none does, kUsage listing some when several do.
