@@ -182,6 +182,16 @@ if "$E" runs --help >/dev/null 2>&1; then
   for verdict in confirmed contradicted refuted inconclusive; do
     grep -q "\"verdict\":\"$verdict\"" "$T/shown.jsonl" && ok || bad "activity made a $verdict rerun"
   done
+  # The page of a superseded run names the correction, its replacement and why it has no rank.
+  old=$(grep -m1 '"supersededBy":"sha256' "$T/shown.jsonl" | sed 's/.*"run":"\(sha256:[0-9a-f]*\)".*/\1/')
+  new=$(grep -m1 '"supersededBy":"sha256' "$T/shown.jsonl" | sed 's/.*"supersededBy":"\(sha256:[0-9a-f]*\)".*/\1/')
+  if [ -n "$old" ]; then
+    expect 0 "show a superseded run" -- "$E" show --ledger "$L" "$old"
+    contains "$T/out" "Not ranked: superseded by ${new:0:27}" "the page says why there is no rank"
+    contains "$T/out" "- supersede: replaced by ${new:0:27}" "the page lists the correction"
+  else
+    bad "activity superseded no run"
+  fi
 fi
 expect 0 "verify" -- "$E" verify --ledger "$L" --json
 contains "$T/out" '"ok":true' "verify passes after the activity"

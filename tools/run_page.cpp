@@ -1,0 +1,387 @@
+#include "tools/run_page.h"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string_view>
+
+#include "tools/projection_cli.h"
+
+namespace evl::cli {
+
+namespace {
+
+const Json* at(const Json& v, std::string_view path) {
+  const Json* cur = &v;
+  size_t start = 0;
+  while (cur != nullptr && start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string_view key =
+        path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
+    cur = cur->is_object() ? cur->find(key) : nullptr;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+// A member as text, "-" when absent or null (text_of).
+std::string str(const Json& v, std::string_view path) { return text_of(at(v, path)); }
+bool present(const Json& v, std::string_view path) {
+  const Json* member = at(v, path);
+  return member != nullptr && !member->is_null();
+}
+bool is_string_equal(const Json& v, std::string_view path, std::string_view text) {
+  const Json* member = at(v, path);
+  return member != nullptr && member->is_string() && member->as_string() == text;
+}
+bool has_flag(const Json& view, std::string_view flag) {
+  const Json* flags = at(view, "flags");
+  if (flags == nullptr || !flags->is_array()) return false;
+  for (const auto& f : flags->as_array()) {
+    if (f.is_string() && f.as_string() == flag) return true;
+  }
+  return false;
+}
+
+std::string format(const char* spec, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, spec, value);
+  return buf;
+}
+
+// 159785 ns -> "159.8 µs"; 1750000 -> "1.75 ms" (four significant digits, as the page shows).
+std::string human_ns(double ns) {
+  const char* unit = "ns";
+  double v = ns;
+  if (ns >= 1e9) {
+    v = ns / 1e9;
+    unit = "s";
+  } else if (ns >= 1e6) {
+    v = ns / 1e6;
+    unit = "ms";
+  } else if (ns >= 1e3) {
+    v = ns / 1e3;
+    unit = "µs";
+  }
+  return format("%.4g ", v) + unit;
+}
+
+// The primary value with its unit ("159.8 µs"), or "" when there is none.
+std::string primary_value(const Json& view) {
+  const Json* value = at(view, "primary.value");
+  if (value == nullptr || !value->is_number()) return "";
+  std::string unit = str(view, "primary.unit");
+  return unit == "ns" ? human_ns(value->as_number()) : text_of(value) + " " + unit;
+}
+
+std::string short_digest(const std::string& d) {
+  return d.size() > 27 ? d.substr(0, 27) + std::string(kEllipsis) : d;
+}
+
+// Which of the run's references a missing digest is: "workload", ..., or "rerun environment".
+std::string reference_role(const Json& view, const std::string& digest) {
+  for (const char* role : {"protocol", "environment", "workload", "implementation"}) {
+    if (str(view, std::string(role) + "Digest") == digest) return role;
+  }
+  return "rerun environment";
+}
+
+std::string joined(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const auto& part : parts) {
+    if (!out.empty()) out += separator;
+    out += part;
+  }
+  return out;
+}
+
+// " [void: cause]" for a void item, "" otherwise.
+std::string void_note(const Json& item) {
+  return present(item, "void") ? " [void: " + str(item, "void") + "]" : "";
+}
+
+class Page {
+ public:
+  void line(const std::string& text) { out_ += "  " + text + "\n"; }
+  void section(const char* title) { out_ += std::string("\n") + title + "\n"; }
+  void row(const char* label, const std::string& value) {
+    if (value == "-" || value.empty()) return;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "  %-22s ", label);
+    out_ += buf + value + "\n";
+  }
+  // One "- " line per item of the list `member`, or `empty` when there is none.
+  void list(const Json& view, const char* member, const char* empty,
+            const std::function<std::string(const Json&)>& describe) {
+    const Json* items = at(view, member);
+    if (items == nullptr || !items->is_array() || items->as_array().empty()) {
+      line(empty);
+      return;
+    }
+    for (const auto& item : items->as_array()) line("- " + describe(item));
+  }
+  // A manifest the view references but the ledger does not hold yet.
+  void absent_manifest(const Json& view, const char* role) {
+    std::string digest = str(view, std::string(role) + "Digest");
+    if (digest == "-") {
+      line(std::string("The run names no ") + role + " manifest.");
+    } else {
+      line("Manifest " + short_digest(digest) +
+           " is not in this ledger; the view completes when it is appended.");
+    }
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+void primary_section(Page& page, const Json& view) {
+  page.section("Primary measurement");
+  std::string value = primary_value(view);
+  page.line(value.empty() ? "no primary measurement"
+                          : value + " " + str(view, "primary.statistic"));
+  const std::string observed = str(view, "observedAt").substr(0, 10);
+  if (present(view, "rank")) {
+    page.line("Rank " + str(view, "rank") + " of " + str(view, "groupSize") +
+              " in its comparison group" +
+              (str(view, "tied") == "true" ? " (tied)" : "") + " · observed " + observed);
+    if (str(view, "rank") != "1" && present(view, "leader")) {
+      page.line("Leader of the group: " + short_digest(str(view, "leader")));
+    }
+  } else {
+    auto reasons = unranked_reasons(view);
+    page.line("Not ranked" + (reasons.empty() ? "" : ": " + joined(reasons, "; ")) +
+              " · observed " + observed);
+  }
+  std::vector<std::string> native;
+  if (const Json* sol = at(view, "sourceNative.solScore"); sol && sol->is_number()) {
+    native.push_back(format("SOL %.4f", sol->as_number()));
+  }
+  if (const Json* speedup = at(view, "sourceNative.speedup"); speedup && speedup->is_number()) {
+    native.push_back(format("%.2f× reference", speedup->as_number()));
+  }
+  if (present(view, "sourceNative.casesFaster") && present(view, "sourceNative.casesTotal")) {
+    native.push_back(str(view, "sourceNative.casesFaster") + "/" +
+                     str(view, "sourceNative.casesTotal") + " cases faster");
+  }
+  if (!native.empty()) page.line(joined(native, " · "));
+  std::vector<std::string> flags;
+  if (const Json* list = at(view, "flags"); list && list->is_array()) {
+    for (const auto& f : list->as_array()) flags.push_back(text_of(&f));
+  }
+  page.line("Evidence: " + str(view, "evidence") +
+            (flags.empty() ? "" : " · flags: " + joined(flags, ", ")));
+}
+
+void identity_section(Page& page, const Json& view) {
+  page.section("Identity");
+  if (present(view, "implementation")) {
+    page.row("implementation", str(view, "implementation.title"));
+    std::string commit = str(view, "implementation.commit");
+    page.row("repository", str(view, "implementation.repository") +
+                               (commit == "-" ? "" : " @ " + commit.substr(0, 12)));
+    page.row("revision", str(view, "implementation.version"));
+  } else if (present(view, "implementationDigest")) {
+    page.row("implementation",
+             short_digest(str(view, "implementationDigest")) + " (manifest not in this ledger)");
+  }
+  if (present(view, "implementation") || !present(view, "implementationDigest")) {
+    page.row("source available", str(view, "sourceAvailable") == "true" ? "yes" : "no");
+  }
+  page.row("workload", str(view, "workload.title"));
+  page.row("comparison key", short_digest(str(view, "comparisonKey")));
+  page.row("source", str(view, "source"));
+  page.row("benchmark", str(view, "benchmark"));
+  page.row("external id", str(view, "externalId"));
+  page.row("run digest", str(view, "run"));
+  std::vector<std::string> missing;
+  if (const Json* list = at(view, "missing"); list && list->is_array()) {
+    for (const auto& d : list->as_array()) {
+      std::string digest = text_of(&d);
+      missing.push_back(reference_role(view, digest) + " " + short_digest(digest));
+    }
+  }
+  page.row("missing manifests", joined(missing, ", "));
+}
+
+void correctness_section(Page& page, const Json& view) {
+  page.section("Correctness");
+  std::string marked = "Marked " + str(view, "status") + " by the source";
+  if (present(view, "correctness")) {
+    std::vector<std::string> bounds{"comparator " + str(view, "correctness.comparator")};
+    if (present(view, "correctness.maximumAbsoluteError")) {
+      bounds.push_back("maximum absolute error " + str(view, "correctness.maximumAbsoluteError"));
+    }
+    if (present(view, "correctness.maximumRelativeError")) {
+      bounds.push_back("maximum relative error " + str(view, "correctness.maximumRelativeError"));
+    }
+    if (present(view, "correctness.matchedRatio")) {
+      bounds.push_back("matched ratio " + str(view, "correctness.matchedRatio"));
+    }
+    page.line(marked + "; measured with " + joined(bounds, ", ") + ".");
+  } else if (present(view, "workload.comparator")) {
+    page.line(marked + "; the workload's comparator is " + str(view, "workload.comparator") +
+              ", and the run publishes no error bounds.");
+  } else {
+    page.line(marked + "; the correctness policy was not published" +
+              (present(view, "workload") || !present(view, "workloadDigest")
+                   ? std::string(".")
+                   : " (the workload manifest is not in this ledger)."));
+  }
+}
+
+void manifest_sections(Page& page, const Json& view) {
+  page.section("Workload");
+  if (present(view, "workload")) {
+    page.row("definition comparator", str(view, "workload.comparator"));
+    page.row("description", str(view, "workload.description"));
+    page.row("cases", str(view, "workload.cases"));
+    page.row("correctness key", short_digest(str(view, "workload.correctnessKey")));
+  } else {
+    page.absent_manifest(view, "workload");
+  }
+
+  page.section("Measurements");
+  std::string value = primary_value(view);
+  if (value.empty()) {
+    page.line("No primary measurement.");
+  } else {
+    page.row((str(view, "primary.metric") + " · " + str(view, "primary.statistic")).c_str(), value);
+  }
+
+  page.section("Protocol");
+  if (present(view, "protocol")) {
+    std::string version = str(view, "protocol.harnessVersion");
+    page.row("harness", str(view, "protocol.harness") + (version == "-" ? "" : " " + version));
+    page.row("timer", str(view, "protocol.timer"));
+    page.row("primaryStatistic", str(view, "protocol.primaryStatistic"));
+    page.row("correctnessReference", str(view, "protocol.correctnessReference"));
+    page.row("comparabilityFamily", str(view, "protocol.family"));
+  } else {
+    page.absent_manifest(view, "protocol");
+  }
+
+  page.section("Environment");
+  if (present(view, "environment") || present(view, "gpu")) {
+    const char* from = present(view, "environment") ? "environment" : "gpu";
+    std::string product = str(view, std::string(from) + ".product");
+    std::string architecture = str(view, std::string(from) + ".architecture");
+    page.row("gpu", product + (architecture == "-" ? "" : " (" + architecture + ")"));
+  } else {
+    page.absent_manifest(view, "environment");
+  }
+}
+
+void evidence_sections(Page& page, const Json& view) {
+  page.section("Artifacts");
+  page.list(view, "artifacts", "No artifacts published with this run.", [](const Json& a) {
+    if (str(a, "raw") == "true") {
+      std::string digest = str(a, "digest");
+      return str(a, "kind") + ": " + str(a, "uri") +
+             (digest == "-" ? "" : " (" + short_digest(digest) + ")");
+    }
+    std::string commit = str(a, "commit");
+    return str(a, "kind") + ": " + str(a, "repository") +
+           (commit == "-" ? "" : " @ " + commit.substr(0, 12));
+  });
+
+  page.section("Controlled reruns");
+  page.list(view, "reruns", "No controlled reruns yet.", [](const Json& r) {
+    const Json* ratio = at(r, "ratio");
+    return str(r, "verdict") +
+           (ratio && ratio->is_number() ? format(" (ratio %.3f)", ratio->as_number()) : "") +
+           " · " + str(r, "runner") + " · log index " + str(r, "index") + void_note(r);
+  });
+
+  page.section("Replications and notes");
+  page.list(view, "attestations", "No attestations yet.", [](const Json& a) {
+    std::string url = str(a, "evidenceUrl");
+    return str(a, "type") + " by " + str(a, "author") + " (log index " + str(a, "index") +
+           "): " + str(a, "text") + (url == "-" ? "" : " <" + url + ">") + void_note(a);
+  });
+  page.line("Community attestations never change the evidence level; only a controlled rerun "
+            "does.");
+
+  page.section("Corrections");
+  page.list(view, "corrections", "None.", [](const Json& c) {
+    std::string kind = str(c, "kind");
+    std::string what = kind;
+    if (kind == "supersede") {
+      what = is_string_equal(c, "role", "replacement")
+                 ? "supersede: this run replaces " + short_digest(str(c, "target"))
+                 : "supersede: replaced by " + short_digest(str(c, "replacement"));
+    } else if (kind == "disqualify" && present(c, "source")) {
+      what = "disqualify (source " + str(c, "source") + ")";
+    }
+    return what + " · by " + str(c, "author") + " (log index " + str(c, "index") +
+           "): " + str(c, "reason") +
+           (present(c, "ignored") ? " [no effect: " + str(c, "ignored") + "]" : "") +
+           void_note(c);
+  });
+
+  page.section("Log events behind this view");
+  page.list(view, "history", "None.", [](const Json& h) {
+    return "index " + str(h, "index") + " " + str(h, "kind") + " " + str(h, "event") +
+           void_note(h);
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> unranked_reasons(const Json& view) {
+  if (present(view, "rank")) return {};
+  std::vector<std::string> reasons;
+  if (present(view, "void")) reasons.push_back("void (" + str(view, "void") + ")");
+  if (!is_string_equal(view, "status", "passed")) {
+    reasons.push_back("status " + str(view, "status"));
+  }
+  if (!present(view, "primary")) reasons.push_back("no primary measurement");
+  if (has_flag(view, "retracted")) reasons.push_back("retracted");
+  if (present(view, "supersededBy")) {
+    reasons.push_back("superseded by " + short_digest(str(view, "supersededBy")));
+  } else if (has_flag(view, "superseded")) {
+    reasons.push_back("superseded");
+  }
+  if (has_flag(view, "disqualified")) reasons.push_back("disqualified");
+  std::vector<std::string> missing;
+  if (const Json* list = at(view, "missing"); list && list->is_array()) {
+    for (const auto& d : list->as_array()) {
+      std::string role = reference_role(view, text_of(&d));
+      if (role != "rerun environment") missing.push_back(role);  // that one decides no rank
+    }
+  }
+  if (!missing.empty()) {
+    reasons.push_back("no comparison group until the " + joined(missing, " and ") +
+                      (missing.size() == 1 ? " manifest is" : " manifests are") +
+                      " in the ledger");
+  } else if (reasons.empty() && !present(view, "comparisonKey")) {
+    reasons.push_back("no comparison key");
+  }
+  return reasons;
+}
+
+std::string run_page_text(const Json& view, const RunPageContext& context) {
+  Page page;
+  const std::string run = str(view, "run");
+  std::string text = "Run " + (run.size() >= 15 ? run.substr(7, 8) : run) + " · evledger\n" +
+                     str(view, "title") + "\n";
+  primary_section(page, view);
+  identity_section(page, view);
+  correctness_section(page, view);
+  manifest_sections(page, view);
+  evidence_sections(page, view);
+
+  page.section("Cite this record");
+  page.line(str(view, "title") + ". evledger log " +
+            (context.origin.empty() ? std::string("-") : context.origin) + ", entry " +
+            str(view, "index") + ", event " + str(view, "event") + "; run " + run + "." +
+            (context.checkpoint_line.empty() ? "" : " " + context.checkpoint_line));
+  page.line("Verify: evledger proof inclusion --ledger DIR --index " + str(view, "index") +
+            ", then evledger proof verify with the log's key. The observation and its manifest: "
+            "evledger get --ledger DIR " + str(view, "index") + " --json.");
+  return text + page.take();
+}
+
+}  // namespace evl::cli

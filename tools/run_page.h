@@ -1,0 +1,34 @@
+// tools/run_page.h — a run view as a person reads it: the text of KernelIndex's run page
+// (primary measurement, rank or why there is none, SOL score · speedup · cases faster, identity,
+// correctness, workload, measurements, protocol, environment, artifacts, controlled reruns,
+// replications and notes, corrections, the log events behind the view) and a citation that
+// names what a reader needs to verify it.
+//
+// Rendering only: every fact comes from the view (projections/query.h adds rank, group and the
+// manifests' summaries to it); no rule of the fold is decided here. The one judgement made,
+// why an unranked run has no rank, restates the eligibility rule of projections/FORMAT.md from
+// the view's members.
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "events/json.h"
+
+namespace evl::cli {
+
+struct RunPageContext {
+  std::string origin;           // the log's name, for the citation ("" when unknown)
+  std::string checkpoint_line;  // "In the checkpoint of size N, root R." ("" when none)
+};
+
+// Why the run has no rank, as short phrases in the order of the eligibility rule: void,
+// a status other than passed, no primary measurement, retracted, superseded, disqualified,
+// missing manifests. Empty when it is ranked, or when the view names no reason.
+std::vector<std::string> unranked_reasons(const Json& view);
+
+// The page, lines ending in '\n'.
+std::string run_page_text(const Json& view, const RunPageContext& context);
+
+}  // namespace evl::cli
