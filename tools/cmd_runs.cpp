@@ -2,6 +2,7 @@
 #include "projections/query.h"
 #include "tools/commands.h"
 #include "tools/projection_cli.h"
+#include "tools/run_page.h"
 
 namespace evl::cli {
 
@@ -12,14 +13,18 @@ constexpr const char* kRunsUsage =
     "\n"
     "Lists run views (one per observation), with rank, evidence and flags. --benchmark keeps\n"
     "one benchmark's runs; --group (a comparison key, sha256:...) one group's, in display\n"
-    "order. --json prints one run view per line with DESIGN.md's field names. The text form\n"
-    "shortens each run digest to sha256:<12 hex>…, which 'evledger show' takes while no\n"
-    "other run's digest starts the same.\n";
+    "order. --json prints one run view per line with DESIGN.md's field names.\n"
+    "\n"
+    "The text form is a table with a header line. RANK is place/ranked members of the run's\n"
+    "group: =3/17 for a tie, -/17 for a run that is not ranked ('evledger show' says why), -/-\n"
+    "for one without a group. Each run digest is shortened to sha256:<12 hex>…, which\n"
+    "'evledger show' takes while no other run's digest starts the same.\n";
 
 constexpr const char* kGroupsUsage =
     "usage: evledger groups --ledger DIR [--json]\n"
     "\n"
-    "Lists comparison groups: key, ranked size, members and leader.\n";
+    "Lists comparison groups: key, ranked members, all members that are not void, the leader\n"
+    "and its primary value.\n";
 
 constexpr const char* kLeadersUsage =
     "usage: evledger leaders --ledger DIR [--group KEY] [--json]\n"
@@ -32,17 +37,38 @@ std::string short_digest(const Json* v) {
   return s.size() > 19 ? s.substr(0, 19) + std::string(kEllipsis) : s;  // as show reads it
 }
 
+// `text` padded with spaces to `width` characters (UTF-8: "µ" and "…" are one each).
+std::string pad(std::string text, size_t width) {
+  size_t chars = 0;
+  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;
+  if (chars < width) text.append(width - chars, ' ');
+  return text;
+}
+
+std::string joined_list(const Json* list) {
+  if (list == nullptr || !list->is_array() || list->as_array().empty()) return "-";
+  std::string out;
+  for (const auto& item : list->as_array()) out += (out.empty() ? "" : ",") + text_of(&item);
+  return out;
+}
+
+void print_runs_header() {
+  std::printf("%s\n", (pad("RUN", 21) + pad("RANK", 8) + pad("PRIMARY", 17) +
+                       pad("EVIDENCE", 13) + pad("STATUS", 20) + pad("FLAGS", 14) + "TITLE")
+                          .c_str());
+}
+
+// One line per run: its rank as place/ranked members of its group ("=3/17" when tied, "-/17"
+// when it is not ranked), the primary measurement, evidence, status, flags and title.
 void print_run_line(const Json& run) {
-  const Json* primary = run.find("primary");
-  std::string value = primary != nullptr && primary->is_object()
-                          ? text_of(primary->find("value")) + " " + text_of(primary->find("unit"))
-                          : "-";
+  std::string size = text_of(run.find("groupSize"));
   std::string rank = text_of(run.find("rank"));
-  std::printf("%s  %-40.40s  %-8s rank %-4s of %-4s %-12s %-14s %s\n",
-              short_digest(run.find("run")).c_str(), text_of(run.find("title")).c_str(),
-              text_of(run.find("status")).c_str(), rank.c_str(),
-              text_of(run.find("groupSize")).c_str(), text_of(run.find("evidence")).c_str(),
-              value.c_str(), text_of(run.find("flags")).c_str());
+  std::string place = (text_of(run.find("tied")) == "true" ? "=" : "") + rank + "/" + size;
+  std::printf("%s\n", (pad(short_digest(run.find("run")), 21) + pad(place, 8) +
+                       pad(primary_text(run), 17) + pad(text_of(run.find("evidence")), 13) +
+                       pad(text_of(run.find("status")), 20) +
+                       pad(joined_list(run.find("flags")), 14) + text_of(run.find("title")))
+                          .c_str());
 }
 
 int run_runs(const Args& args) {
@@ -56,6 +82,7 @@ int run_runs(const Args& args) {
   Status s = with_projections(args, [&](const KeyValueStore& state, uint64_t) -> Status {
     auto runs = list_runs(state, filter);
     if (!runs) return runs.error();
+    if (!args.has("json")) print_runs_header();
     for (const auto& run : *runs) {
       if (args.has("json")) {
         std::printf("%s\n", json_line(run).c_str());
@@ -72,15 +99,22 @@ int run_groups(const Args& args) {
   Status s = with_projections(args, [&](const KeyValueStore& state, uint64_t) -> Status {
     auto groups = list_groups(state);
     if (!groups) return groups.error();
+    if (!args.has("json")) {
+      std::printf("%s\n", (pad("GROUP", 72) + pad("RANKED", 8) + pad("MEMBERS", 9) +
+                           pad("LEADER", 21) + "LEADING VALUE").c_str());
+    }
     for (const auto& group : *groups) {
       if (args.has("json")) {
         std::printf("%s\n", json_line(group).c_str());
       } else {
-        std::printf("%s  size %-4s members %-4s leader %s (%s)\n",
-                    text_of(group.find("group")).c_str(), text_of(group.find("size")).c_str(),
-                    text_of(group.find("members")).c_str(),
-                    short_digest(group.find("leader")).c_str(),
-                    text_of(group.find("leaderValue")).c_str());
+        std::string leader = group.find("leader") != nullptr && !group.find("leader")->is_null()
+                                 ? short_digest(group.find("leader"))
+                                 : "none";
+        std::printf("%s\n", (pad(text_of(group.find("group")), 72) +
+                             pad(text_of(group.find("size")), 8) +
+                             pad(text_of(group.find("members")), 9) + pad(leader, 21) +
+                             text_of(group.find("leaderValue")))
+                                .c_str());
       }
     }
     return Status::ok();
@@ -98,15 +132,23 @@ int run_leaders(const Args& args) {
   Status s = with_projections(args, [&](const KeyValueStore& state, uint64_t) -> Status {
     auto history = leadership_history(state, group);
     if (!history) return history.error();
+    if (!args.has("json")) {
+      std::printf("%s\n", (pad("INDEX", 10) + pad("GROUP", 21) + pad("CAUSE", 13) +
+                           pad("LEADER", 21) + "PREVIOUS").c_str());
+    }
+    auto run_or_none = [](const Json* run) {
+      return run == nullptr || run->is_null() ? std::string("none") : short_digest(run);
+    };
     for (const auto& change : *history) {
       if (args.has("json")) {
         std::printf("%s\n", json_line(change).c_str());
       } else {
-        std::printf("%8s  %s  %-12s %s <- %s\n", text_of(change.find("index")).c_str(),
-                    short_digest(change.find("group")).c_str(),
-                    text_of(change.find("cause")).c_str(),
-                    short_digest(change.find("run")).c_str(),
-                    short_digest(change.find("previous")).c_str());
+        std::printf("%s\n", (pad(text_of(change.find("index")), 10) +
+                             pad(short_digest(change.find("group")), 21) +
+                             pad(text_of(change.find("cause")), 13) +
+                             pad(run_or_none(change.find("run")), 21) +
+                             run_or_none(change.find("previous")))
+                                .c_str());
       }
     }
     return Status::ok();

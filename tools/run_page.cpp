@@ -139,9 +139,8 @@ class Page {
 
 void primary_section(Page& page, const Json& view) {
   page.section("Primary measurement");
-  std::string value = primary_value(view);
-  page.line(value.empty() ? "no primary measurement"
-                          : value + " " + str(view, "primary.statistic"));
+  std::string value = primary_text(view);
+  page.line(value == "-" ? "no primary measurement" : value);
   const std::string observed = str(view, "observedAt").substr(0, 10);
   if (present(view, "rank")) {
     page.line("Rank " + str(view, "rank") + " of " + str(view, "groupSize") +
@@ -329,6 +328,11 @@ void evidence_sections(Page& page, const Json& view) {
 }
 
 }  // namespace
+
+std::string primary_text(const Json& view) {
+  std::string value = primary_value(view);
+  return value.empty() ? "-" : value + " " + str(view, "primary.statistic");
+}
 
 std::vector<std::string> unranked_reasons(const Json& view) {
   if (present(view, "rank")) return {};

@@ -28,6 +28,11 @@ struct RunPageContext {
 // missing manifests. Empty when it is ranked, or when the view names no reason.
 std::vector<std::string> unranked_reasons(const Json& view);
 
+// The primary measurement as people read it: "159.8 µs mean" (nanoseconds in the largest unit
+// that keeps the value at least 1, four significant digits), "12.5 TFLOP/s max" for other
+// units; "-" when the view has none.
+std::string primary_text(const Json& view);
+
 // The page, lines ending in '\n'.
 std::string run_page_text(const Json& view, const RunPageContext& context);
 

@@ -47,6 +47,16 @@ expect 0 "runs of one group" -- "$E" runs --ledger "$L" --group "$group" --json
 contains "$T/out" '"rank":1,' "a group lists its leader"
 expect 0 "leaders" -- "$E" leaders --ledger "$L" --json
 contains "$T/out" '"cause":"new_run"' "leadership history"
+# The text tables: a header, then a line per row in the units people read.
+expect 0 "runs of one group (text)" -- "$E" runs --ledger "$L" --group "$group"
+head -1 "$T/out" | grep -q '^RUN  *RANK  *PRIMARY  *EVIDENCE  *STATUS  *FLAGS  *TITLE$' && ok || bad "runs prints its header"
+sed -n 2p "$T/out" | grep -Eq '^sha256:[0-9a-f]{12}… +=?1/[0-9]+ +[0-9.]+ (ns|µs|ms|s) [a-z]+ ' && ok || bad "the group's leader is 1/N with its measurement in units ($(sed -n 2p "$T/out"))"
+expect 0 "groups (text)" -- "$E" groups --ledger "$L"
+head -1 "$T/out" | grep -q '^GROUP  *RANKED  *MEMBERS  *LEADER  *LEADING VALUE$' && ok || bad "groups prints its header"
+contains "$T/out" "$group" "groups lists the group by its full key, as --group takes it"
+expect 0 "leaders (text)" -- "$E" leaders --ledger "$L"
+head -1 "$T/out" | grep -q '^INDEX  *GROUP  *CAUSE  *LEADER  *PREVIOUS$' && ok || bad "leaders prints its header"
+grep -Eq '^[0-9]+ +sha256:[0-9a-f]{12}… +new_run +sha256:[0-9a-f]{12}… +(none|sha256:)' "$T/out" && ok || bad "a leadership change names the new and previous leader"
 
 # Late manifests, re-imports and single appends keep the incremental state equal to a rebuild.
 "$E" gen --runs 40 --seed 9 --out "$T/more.jsonl" 2>/dev/null

@@ -72,6 +72,17 @@ TEST_CASE("a ranked run shows its rank, the group's leader and the source's figu
   CHECK_FALSE(has(run_page_text(view_with(R"(,"rank":1,"tied":false)"), {}), "Leader of"));
 }
 
+TEST_CASE("the primary measurement is read in the unit that suits it", "[tools][show]") {
+  CHECK(primary_text(view_with()) == "159.8 µs mean");
+  CHECK(primary_text(view_with(R"(,"primary":{"metric":"latency","statistic":"median",)"
+                               R"("unit":"ns","value":1750000})")) == "1.75 ms median");
+  CHECK(primary_text(view_with(R"(,"primary":{"metric":"latency","statistic":"mean",)"
+                               R"("unit":"ns","value":812})")) == "812 ns mean");
+  CHECK(primary_text(view_with(R"(,"primary":{"metric":"throughput","statistic":"max",)"
+                               R"("unit":"TFLOP/s","value":12.5})")) == "12.5 TFLOP/s max");
+  CHECK(primary_text(view_with(R"(,"primary":null)")) == "-");
+}
+
 TEST_CASE("an unranked run says why, in the order of the eligibility rule", "[tools][show]") {
   Json view = view_with(R"(,"rank":null,"void":"key compromised","status":"failed",)"
                         R"("primary":null,"flags":["retracted","superseded","disqualified"],)"
