@@ -1,5 +1,6 @@
 #include "projections/digest.h"
 
+#include <openssl/evp.h>
 #include <sodium.h>
 
 #include <array>
@@ -16,10 +17,33 @@ namespace {
 constexpr size_t kExpandedBytes = 2 * kProjectionLanes;
 
 // The record's 2048-byte expansion: ChaCha20 (IETF, 96-bit zero nonce, counter from 0) keyed
-// by its record hash.
+// by its record hash, i.e. libsodium's crypto_stream_chacha20_ietf. Computed with OpenSSL's
+// ChaCha20, whose 16-byte IV is the 32-bit little-endian block counter then the 96-bit nonce
+// (all zero here), encrypting zeros: the same keystream (digest_test checks it against
+// libsodium), in 0.52 µs per record here against libsodium's 0.85 µs (OpenSSL has AVX-512 code;
+// libsodium 1.0.18 stops at AVX2). A rebuild expands every record it writes.
+struct Expander {
+  EVP_CIPHER* cipher = EVP_CIPHER_fetch(nullptr, "ChaCha20", nullptr);
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  Expander() { EVL_ASSERT(cipher != nullptr && ctx != nullptr); }
+  ~Expander() {
+    EVP_CIPHER_CTX_free(ctx);
+    EVP_CIPHER_free(cipher);
+  }
+  Expander(const Expander&) = delete;
+  Expander& operator=(const Expander&) = delete;
+};
+
 void expand(const Digest& record_hash, uint8_t out[kExpandedBytes]) {
-  static const uint8_t kZeroNonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {};
-  crypto_stream_chacha20_ietf(out, kExpandedBytes, kZeroNonce, record_hash.data());
+  static_assert(std::tuple_size_v<Digest> == crypto_stream_chacha20_ietf_KEYBYTES);
+  static const uint8_t kZeroIv[16] = {};  // block counter 0, then the zero nonce
+  static const uint8_t kZeros[kExpandedBytes] = {};
+  thread_local Expander expander;
+  int written = 0;
+  EVL_ASSERT(EVP_EncryptInit_ex2(expander.ctx, expander.cipher, record_hash.data(), kZeroIv,
+                                 nullptr) == 1);
+  EVL_ASSERT(EVP_EncryptUpdate(expander.ctx, out, &written, kZeros, kExpandedBytes) == 1);
+  EVL_ASSERT(written == static_cast<int>(kExpandedBytes));
 }
 
 uint16_t lane_at(const uint8_t* bytes, size_t i) {
