@@ -46,7 +46,7 @@ Result<T*> FoldState::find(DigestMap<T>& map, const Digest& digest,
 }
 
 Result<RunView*> FoldState::find_run(const Digest& run) {
-  if (started_empty_ && !complete_ && run_keys_.count(run) == 0) return nullptr;
+  if (started_empty_ && !complete_ && !run_keys_.contains(run)) return nullptr;
   return find(runs_, run, store_keys::run, [&](std::string_view text) -> Result<RunView> {
     auto view = parse_run_view(text);
     if (!view) return view.error().with_context(digest_text(run));
@@ -55,7 +55,7 @@ Result<RunView*> FoldState::find_run(const Digest& run) {
 }
 
 RunView& FoldState::add_run(RunView view) {
-  if (started_empty_) run_keys_.insert(view.run);
+  if (started_empty_) run_keys_[view.run] = true;
   auto& entry = *runs_.try_emplace(view.run).first;
   EVL_ASSERT(!entry.second.value);
   entry.second.value = std::move(view);
@@ -85,8 +85,8 @@ FoldState::KnownManifest FoldState::known(const ManifestFacts& facts) {
 }
 
 Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
-  auto it = facts_.find(digest);
-  if (it == facts_.end()) {
+  const KnownManifest* it = facts_.find(digest);
+  if (it == nullptr) {
     if (started_empty_) return nullptr;  // the store has no more than this state
     KnownManifest found;
     auto text = store_.get(store_keys::manifest(digest));
@@ -96,11 +96,11 @@ Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
       if (!record) return record.error();
       found = known(record->summary);
     }
-    it = facts_.emplace(digest, std::move(found)).first;
+    it = &(facts_[digest] = std::move(found));
   }
-  if (!it->second.registered) return nullptr;
+  if (!it->registered) return nullptr;
   static const ManifestFacts kNoFacts;
-  return it->second.facts ? it->second.facts.get() : &kNoFacts;
+  return it->facts ? it->facts.get() : &kNoFacts;  // on the heap: stays where it is
 }
 
 void FoldState::put_manifest(ManifestRecord record, const ManifestFacts& facts) {
