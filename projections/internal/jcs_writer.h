@@ -26,13 +26,16 @@ class JcsObjectWriter {
   // Closes the object.
   ~JcsObjectWriter() { out_.push_back('}'); }
 
-  // Writes `"key":` and returns the output, for a value written by the caller.
+  // Writes `"key":` and returns the output, for a value written by the caller. Keys are
+  // member names in this code, printable ASCII that JCS writes as it is, with no escapes (the
+  // tests that compare with jcs_serialize would see one that needs any).
   std::string& key(std::string_view key) {
     EVL_ASSERT(previous_.empty() || jcs_key_less(previous_, key));
     if (!previous_.empty()) out_.push_back(',');
     previous_ = key;
-    jcs_append_string(out_, key);
-    out_.push_back(':');
+    out_.push_back('"');
+    out_.append(key);
+    out_.append("\":", 2);
     return out_;
   }
 
@@ -64,14 +67,13 @@ class JcsObjectWriter {
   void null(std::string_view k) { key(k) += "null"; }
   // "sha256:<hex>", as digest_text writes it.
   void digest(std::string_view k, const Digest& value) {
-    std::string& out = key(k);
     static constexpr char kHex[] = "0123456789abcdef";
-    out += "\"sha256:";
-    for (uint8_t b : value) {
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 15]);
+    char text[] = "\"sha256:0000000000000000000000000000000000000000000000000000000000000000\"";
+    for (size_t i = 0; i < value.size(); ++i) {
+      text[8 + 2 * i] = kHex[value[i] >> 4];
+      text[9 + 2 * i] = kHex[value[i] & 15];
     }
-    out.push_back('"');
+    key(k).append(text, sizeof text - 1);
   }
   void json(std::string_view k, const Json& value) { jcs_append(key(k), value); }
 
