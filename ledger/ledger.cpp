@@ -40,6 +40,15 @@ namespace {
 // random event ids touch pages all over the ids B-tree, and a bigger transaction shares each
 // touched page among more entries (measured: 1,024 → 4,096 raised sustained append by about
 // 8%), and each commit costs a durable LMDB commit and a signed checkpoint.
+//
+// A transaction commits before kMinGroupEntries when the writer has caught up with the checks
+// and holds at least as many entries as are left to check: publishers that wait for each batch
+// to be durable before sending the next keep fewer entries in flight than kMinGroupEntries, and
+// if the writer took them all into one commit, the checks would have nothing to do until it
+// ended. Committing the first half lets the checks of the second overlap the commit, and the
+// publishers whose batches it acknowledges send more meanwhile (measured with 4 publishers
+// sending batches of 1,000: 0.68 → 0.75 × the verify rate). A writer that lags behind the checks
+// (an import with projections) keeps its large groups.
 constexpr size_t kStepEntries = 256;
 constexpr size_t kMinGroupEntries = 4096;
 constexpr size_t kMaxGroupEntries = 16384;
@@ -409,20 +418,7 @@ std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
 std::vector<GroupRange> LedgerImpl::take_prepared(std::unique_lock<std::mutex>& lock,
                                                    size_t max_entries, bool wait_for_batches) {
   for (;;) {
-    // The prepared items at the head of the queue not taken yet, in order, and how many are
-    // not taken in all.
-    size_t ready = 0, untaken = 0;
-    bool contiguous = true;
-    for (auto& pending : queue_) {
-      const size_t n = pending->items.size();
-      while (pending->ready < n &&
-             pending->checked[pending->ready].load(std::memory_order_acquire)) {
-        ++pending->ready;
-      }
-      untaken += n - pending->taken;
-      if (contiguous) ready += pending->ready - pending->taken;
-      contiguous = contiguous && pending->ready == n;
-    }
+    const auto [ready, untaken] = count_queue_locked();
     if (untaken == 0) {
       if (!wait_for_batches || stop_) return {};
       queue_cv_.wait(lock);
@@ -463,6 +459,22 @@ std::vector<GroupRange> LedgerImpl::take_prepared(std::unique_lock<std::mutex>& 
     if (prepared_total_.load() < target) queue_cv_.wait(lock);
     wake_writer_at_.store(UINT64_MAX);
   }
+}
+
+LedgerImpl::QueueCounts LedgerImpl::count_queue_locked() {
+  QueueCounts counts;
+  bool contiguous = true;
+  for (auto& pending : queue_) {
+    const size_t n = pending->items.size();
+    while (pending->ready < n &&
+           pending->checked[pending->ready].load(std::memory_order_acquire)) {
+      ++pending->ready;
+    }
+    counts.untaken += n - pending->taken;
+    if (contiguous) counts.ready += pending->ready - pending->taken;
+    contiguous = contiguous && pending->ready == n;
+  }
+  return counts;
 }
 
 void LedgerImpl::writer_loop() {
@@ -597,6 +609,12 @@ void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
         std::vector<GroupRange> more;
         {
           std::unique_lock queue_lock(queue_mu_);
+          if (entries >= kStepEntries) {
+            // The writer waits on the checks, and no more are left to check than it holds: commit
+            // now, while the checks of the rest go on (see kStepEntries).
+            const auto [ready, untaken] = count_queue_locked();
+            if (ready < kStepEntries && untaken <= entries) break;
+          }
           more = take_prepared(queue_lock, kMaxGroupEntries - entries, false);
         }
         if (more.empty()) break;

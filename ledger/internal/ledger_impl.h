@@ -149,6 +149,12 @@ class LedgerImpl final : public Ledger {
   // returns empty. Called with queue_mu_ held by `lock`.
   std::vector<GroupRange> take_prepared(std::unique_lock<std::mutex>& lock, size_t max_entries,
                                         bool wait_for_batches);
+  // The queued items not taken by the writer yet: `ready`, the checked ones at the head of the
+  // queue (in order), and `untaken`, all of them. Called with queue_mu_ held.
+  struct QueueCounts {
+    size_t ready = 0, untaken = 0;
+  };
+  QueueCounts count_queue_locked();
   // Commits `group` and what take_prepared() gives while the transaction is short of
   // kMinGroupEntries (added to `group`).
   void commit_group(std::vector<GroupRange>& group);
