@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "keys/signer.h"
 #include "ledger/limits.h"
@@ -109,6 +112,37 @@ Status fill(BenchLedger& bench, uint64_t first, uint64_t count, ThreadPool& pool
     if (on_progress) on_progress(done);
   }
   return Status::ok();
+}
+
+Result<double> append_from_clients(Ledger& ledger, std::span<const Bytes> entries, size_t batch,
+                                   unsigned clients, uint64_t& added) {
+  const size_t batches = (entries.size() + batch - 1) / batch;
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> appended{0};
+  std::mutex failure_mu;
+  Status failure;
+  auto client = [&] {
+    for (size_t b; (b = next.fetch_add(1)) < batches;) {
+      auto part = entries.subspan(b * batch, std::min(batch, entries.size() - b * batch));
+      for (const auto& o : ledger.append(part)) {
+        if (!o.status) {
+          std::lock_guard lock(failure_mu);
+          if (failure.is_ok()) failure = o.status;
+          next = batches;  // the others stop after their batch
+          return;
+        }
+        appended += o.added;
+      }
+    }
+  };
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (unsigned c = 0; c < clients; ++c) threads.emplace_back(client);
+  for (auto& t : threads) t.join();
+  const double seconds = seconds_since(start);
+  if (!failure.is_ok()) return failure;
+  added += appended;
+  return seconds;
 }
 
 Result<std::vector<std::string>> run_child(const std::vector<std::string>& args,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ namespace evl::cli::bench {
 
 inline constexpr size_t kEntryBytes = 2048;
 inline constexpr size_t kBatch = 1000;
+// Publishers appending at once in the sustained-append figures.
+inline constexpr unsigned kClients = 8;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t);
@@ -57,6 +60,13 @@ std::vector<Bytes> sign_many(const SecretKey& key, uint64_t first, uint64_t coun
 // calls on_progress(done) after each chunk.
 Status fill(BenchLedger& bench, uint64_t first, uint64_t count, ThreadPool& pool,
             const std::function<void(uint64_t)>& on_progress = {});
+
+// Appends `entries` in batches of `batch` from `clients` threads at once, each taking the next
+// batch when its last one is durable, as a server's sessions would; returns the seconds from
+// the first append to the last acknowledgement and adds the entries appended to `added`. The
+// first failed entry is the error.
+Result<double> append_from_clients(Ledger& ledger, std::span<const Bytes> entries, size_t batch,
+                                   unsigned clients, uint64_t& added);
 
 // Runs this evledger binary with `args` in a child process (so that its peak memory is its
 // own) and returns the lines it printed on standard output.
