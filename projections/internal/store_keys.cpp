@@ -2,46 +2,83 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "events/bytes.h"
 
 namespace evl::store_keys {
 
-std::string hex(const Digest& digest) { return hex_encode(digest); }
+namespace {
+
+// The fold builds several keys for each event: each is made in one allocation, with room for
+// what the longest callers append (an index, a role).
+constexpr size_t kTailRoom = 32;
+
+void append_hex(std::string& out, const Digest& digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const size_t at = out.size();
+  out.resize(at + 2 * digest.size());
+  for (size_t i = 0; i < digest.size(); ++i) {
+    out[at + 2 * i] = kDigits[digest[i] >> 4];
+    out[at + 2 * i + 1] = kDigits[digest[i] & 0xf];
+  }
+}
+
+void append_index20(std::string& out, uint64_t index) {
+  const size_t at = out.size();
+  out.resize(at + 20, '0');
+  for (size_t i = at + 20; index != 0; index /= 10) out[--i] = static_cast<char>('0' + index % 10);
+}
+
+// prefix, the digest's hex, then suffix.
+std::string hex_key(std::string_view prefix, const Digest& digest, std::string_view suffix = {}) {
+  std::string out;
+  out.reserve(prefix.size() + 2 * digest.size() + suffix.size() + kTailRoom);
+  out.append(prefix);
+  append_hex(out, digest);
+  out.append(suffix);
+  return out;
+}
+
+}  // namespace
+
+std::string hex(const Digest& digest) { return hex_key({}, digest); }
 
 std::string index20(uint64_t index) {
-  char buf[21];
-  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(index));
-  return buf;
+  std::string out;
+  append_index20(out, index);
+  return out;
 }
 
-std::string manifest(const Digest& digest) { return std::string(kManifests) + hex(digest); }
-std::string run(const Digest& run) { return std::string(kRuns) + hex(run); }
-std::string waiting_prefix(const Digest& manifest) {
-  return std::string(kWaiting) + hex(manifest) + "/";
-}
+std::string manifest(const Digest& digest) { return hex_key(kManifests, digest); }
+std::string run(const Digest& run) { return hex_key(kRuns, run); }
+std::string waiting_prefix(const Digest& manifest) { return hex_key(kWaiting, manifest, "/"); }
 std::string waiting(const Digest& manifest, uint64_t run_index) {
-  return waiting_prefix(manifest) + index20(run_index);
+  std::string out = waiting_prefix(manifest);
+  append_index20(out, run_index);
+  return out;
 }
-std::string orphan_prefix(const Digest& target) {
-  return std::string(kOrphans) + hex(target) + "/";
-}
+std::string orphan_prefix(const Digest& target) { return hex_key(kOrphans, target, "/"); }
 std::string orphan(const Digest& target, uint64_t index, std::string_view role) {
-  return orphan_prefix(target) + index20(index) + "/" + std::string(role);
+  std::string out = orphan_prefix(target);
+  append_index20(out, index);
+  out.push_back('/');
+  out.append(role);
+  return out;
 }
-std::string group(const Digest& key) { return std::string(kGroups) + hex(key); }
-std::string group_preimage(const Digest& key) { return std::string(kGroupKeys) + hex(key); }
-std::string ranked_prefix(const Digest& key) {
-  return std::string(kGroupMembers) + hex(key) + "/r/";
-}
+std::string group(const Digest& key) { return hex_key(kGroups, key); }
+std::string group_preimage(const Digest& key) { return hex_key(kGroupKeys, key); }
+std::string ranked_prefix(const Digest& key) { return hex_key(kGroupMembers, key, "/r/"); }
 std::string ranked(const Digest& key, std::string_view sort_key) {
-  return ranked_prefix(key) + std::string(sort_key);
+  std::string out = ranked_prefix(key);
+  out.append(sort_key);
+  return out;
 }
-std::string unranked_prefix(const Digest& key) {
-  return std::string(kGroupMembers) + hex(key) + "/u/";
-}
+std::string unranked_prefix(const Digest& key) { return hex_key(kGroupMembers, key, "/u/"); }
 std::string unranked(const Digest& key, const Digest& run) {
-  return unranked_prefix(key) + hex(run);
+  std::string out = unranked_prefix(key);
+  append_hex(out, run);
+  return out;
 }
 
 std::string benchmark_prefix(std::string_view benchmark) {
@@ -59,13 +96,27 @@ std::string benchmark_prefix(std::string_view benchmark) {
   return out;
 }
 std::string benchmark(std::string_view benchmark, const Digest& run) {
-  return benchmark_prefix(benchmark) + hex(run);
+  std::string out = benchmark_prefix(benchmark);
+  append_hex(out, run);
+  return out;
 }
 std::string leadership(uint64_t index, const Digest& key) {
-  return std::string(kLeadership) + index20(index) + "/" + hex(key);
+  std::string out(kLeadership);
+  append_index20(out, index);
+  out.push_back('/');
+  append_hex(out, key);
+  return out;
 }
-std::string void_event(uint64_t index) { return std::string(kVoid) + index20(index); }
-std::string skipped(uint64_t index) { return std::string(kSkipped) + index20(index); }
+std::string void_event(uint64_t index) {
+  std::string out(kVoid);
+  append_index20(out, index);
+  return out;
+}
+std::string skipped(uint64_t index) {
+  std::string out(kSkipped);
+  append_index20(out, index);
+  return out;
+}
 
 bool digest_suffix(std::string_view key, Digest& out) {
   if (key.size() < 64) return false;
