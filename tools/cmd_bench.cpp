@@ -189,9 +189,10 @@ int bench_append(const Args& args) {
   out["append"] = {{"entries", added},
                    {"checksAlonePerSecond", std::round(check_rate)},
                    {"entryBytes", kEntryBytes},
-                   {"mode",
-                    "batches of 1000 from 4 client threads; entries staged as checked, group "
-                    "commits of 4096 to 16384"},
+                   {"mode", "batches of " + std::to_string(kBatch) + " from " +
+                                std::to_string(kClients) +
+                                " publisher threads; entries staged as checked, group commits "
+                                "of up to 16384"},
                    {"perSecond", std::round(append_rate)},
                    {"ratioToVerifyAllCores", append_rate / verify_all},
                    {"ratioToLmdbAppend", append_rate / lmdb->entries_per_second},
@@ -215,9 +216,9 @@ int bench_append(const Args& args) {
   std::printf("  Ed25519 sign, 2 KiB       %10.0f /s on 1 core\n", sign_1);
   std::printf("  LMDB append, 2 KiB x1000  %10.0f /s; single durable commit %.3f ms\n",
               lmdb->entries_per_second, lmdb->single_commit_ms);
-  std::printf("evledger append (%llu signed 2 KiB entries in batches of %llu from %u client\n"
+  std::printf("evledger append (%llu signed 2 KiB entries in batches of %llu from %u publisher\n"
               "  threads: each entry staged as soon as it is checked, committed durably in groups\n"
-              "  of 4,096 to 16,384)\n",
+              "  of up to 16,384)\n",
               static_cast<unsigned long long>(added), static_cast<unsigned long long>(kBatch),
               kClients);
   std::printf("  sustained                 %10.0f /s = %.2f x all-core verify (target >= 0.75), "
