@@ -156,7 +156,8 @@ class LedgerImpl final : public Ledger {
   };
   QueueCounts count_queue_locked();
   // Commits `group` and what take_prepared() gives while the transaction is short of
-  // kMinGroupEntries (added to `group`).
+  // kMinGroupEntries (added to `group`), or sooner once the writer has caught up with the
+  // checks and holds as many entries as are left to check (ledger.cpp, kStepEntries).
   void commit_group(std::vector<GroupRange>& group);
   // Stages ranges of a group in `txn`. A failed put leaves its raw LMDB code in `rc`
   // (MDB_MAP_FULL is worth a retry after growing the map).
