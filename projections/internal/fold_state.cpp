@@ -105,9 +105,7 @@ Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
 
 void FoldState::put_manifest(ManifestRecord record, const ManifestFacts& facts) {
   facts_[record.digest] = known(facts);
-  Slot<ManifestRecord>& slot = manifests_[record.digest];
-  slot.value = std::move(record);
-  slot.changed = true;
+  new_manifests_.push_back(std::move(record));
 }
 
 Result<GroupRecord*> FoldState::find_group(const Digest& key) {
@@ -300,10 +298,18 @@ Status FoldState::flush_before_runs(TextMap::iterator& text, size_t& once) {
                  : store_.erase(store_keys::group(key));
   }));
   EVL_RETURN_IF_ERROR(flush_text_below(text, once, store_keys::kManifests));
-  EVL_RETURN_IF_ERROR(flush_changed(manifests_, [&](const Digest& digest, const auto& record) {
-    return store_.put(store_keys::manifest(digest), manifest_record_text(*record));
-  }));
-  manifests_.clear();  // written: reads use facts_
+  // Key order; of two registrations of one digest (the fold makes none), the later is written
+  // last, as a map would keep it.
+  std::vector<const ManifestRecord*> manifests;
+  manifests.reserve(new_manifests_.size());
+  for (const ManifestRecord& record : new_manifests_) manifests.push_back(&record);
+  std::stable_sort(manifests.begin(), manifests.end(),
+                   [](const auto* a, const auto* b) { return a->digest < b->digest; });
+  for (const ManifestRecord* record : manifests) {
+    EVL_RETURN_IF_ERROR(
+        store_.put(store_keys::manifest(record->digest), manifest_record_text(*record)));
+  }
+  new_manifests_.clear();  // written: reads use facts_
   return flush_text_below(text, once, store_keys::kRuns);
 }
 

@@ -136,7 +136,9 @@ class FoldState {
   DigestTable<bool> run_keys_;  // runs with views, while started_empty_
   DigestMap<RunView> runs_;
   std::vector<DigestMap<RunView>::value_type*> changed_runs_;  // in runs_, until flush()
-  DigestMap<ManifestRecord> manifests_;  // registered, until flush() writes them
+  // Registered since the last flush(), in registration order: flush() sorts and writes them.
+  // Nothing reads them back (find_manifest() reads facts_), so a list, not a map.
+  std::vector<ManifestRecord> new_manifests_;
   DigestTable<KnownManifest> facts_;
   DigestMap<GroupRecord> groups_;
   std::optional<Slot<uint64_t>> next_;
