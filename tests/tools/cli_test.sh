@@ -123,4 +123,13 @@ if command -v mdb_dump >/dev/null; then
   contains "$T/err" "entry 2" "verify names the tampered index"
 fi
 
+# The append benchmark runs end to end on a few entries: every entry is appended once, by the
+# publishers it names, and each figure is reported.
+expect 0 "bench append (small)" -- "$E" bench append --entries 4500 --memory-entries 0 --json --dir "$T"
+contains "$T/out" '"entries":4500,' "bench append appends every entry once"
+contains "$T/out" '"mode":"batches of 1000 from 8 publisher threads' "bench append names its publishers"
+for field in ratioToVerifyAllCores perSecondWithoutTree treeCost p99Ms lmdbSingleCommitMs; do
+  contains "$T/out" "\"$field\":" "bench append reports $field"
+done
+
 finish
