@@ -103,13 +103,18 @@ std::string void_note(const Json& item) {
 
 class Page {
  public:
+  static constexpr size_t kLabelWidth = 22;
+
   void line(const std::string& text) { out_ += "  " + text + "\n"; }
   void section(const char* title) { out_ += std::string("\n") + title + "\n"; }
-  void row(const char* label, const std::string& value) {
+  // "  label  value", the values aligned after labels of up to 22 characters (UTF-8 counted
+  // as characters); longer labels are kept whole.
+  void row(const std::string& label, const std::string& value) {
     if (value == "-" || value.empty()) return;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "  %-22s ", label);
-    out_ += buf + value + "\n";
+    size_t chars = 0;
+    for (unsigned char c : label) chars += (c & 0xC0) != 0x80;
+    out_ += "  " + label + std::string(chars < kLabelWidth ? kLabelWidth - chars : 0, ' ') + " " +
+            value + "\n";
   }
   // One "- " line per item of the list `member`, or `empty` when there is none.
   void list(const Json& view, const char* member, const char* empty,
@@ -247,7 +252,7 @@ void manifest_sections(Page& page, const Json& view) {
   if (value.empty()) {
     page.line("No primary measurement.");
   } else {
-    page.row((str(view, "primary.metric") + " · " + str(view, "primary.statistic")).c_str(), value);
+    page.row(str(view, "primary.metric") + " · " + str(view, "primary.statistic"), value);
   }
 
   page.section("Protocol");

@@ -61,8 +61,9 @@ TEST_CASE("a ranked run shows its rank, the group's leader and the source's figu
   CHECK(has(page, "  Evidence: reported\n"));
   CHECK(has(page, "repository             https://git.example.org/lab/k @ 0123456789ab\n"));
   CHECK(has(page, "source available       yes\n"));
-  // The statistic is not repeated after the value.
-  CHECK(has(page, "  latency · mean        159.8 µs\n"));
+  // The statistic is not repeated after the value; values line up after 22 characters.
+  CHECK(has(page, "  latency · mean         159.8 µs\n"));
+  CHECK(has(page, "  external id            17828\n"));
   CHECK(has(page, "Marked passed by the source; the workload's comparator is sol_eval"));
   CHECK(has(page, "Artifacts\n  No artifacts published with this run.\n"));
   CHECK(has(page, "evledger log log.example/log, entry 7, event " + kOther + "; run " + kRun +
@@ -81,6 +82,12 @@ TEST_CASE("the primary measurement is read in the unit that suits it", "[tools][
   CHECK(primary_text(view_with(R"(,"primary":{"metric":"throughput","statistic":"max",)"
                                R"("unit":"TFLOP/s","value":12.5})")) == "12.5 TFLOP/s max");
   CHECK(primary_text(view_with(R"(,"primary":null)")) == "-");
+  // A label longer than the column is kept whole.
+  std::string page = run_page_text(
+      view_with(R"(,"primary":{"metric":"throughput_tokens_per_second","statistic":"median",)"
+                R"("unit":"tokens/s","value":5120})"),
+      {});
+  CHECK(has(page, "  throughput_tokens_per_second · median 5120 tokens/s\n"));
 }
 
 TEST_CASE("an unranked run says why, in the order of the eligibility rule", "[tools][show]") {
