@@ -37,14 +37,6 @@ std::string short_digest(const Json* v) {
   return s.size() > 19 ? s.substr(0, 19) + std::string(kEllipsis) : s;  // as show reads it
 }
 
-// `text` padded with spaces to `width` characters (UTF-8: "µ" and "…" are one each).
-std::string pad(std::string text, size_t width) {
-  size_t chars = 0;
-  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;
-  if (chars < width) text.append(width - chars, ' ');
-  return text;
-}
-
 std::string joined_list(const Json* list) {
   if (list == nullptr || !list->is_array() || list->as_array().empty()) return "-";
   std::string out;
@@ -53,8 +45,8 @@ std::string joined_list(const Json* list) {
 }
 
 void print_runs_header() {
-  std::printf("%s\n", (pad("RUN", 21) + pad("RANK", 8) + pad("PRIMARY", 17) +
-                       pad("EVIDENCE", 13) + pad("STATUS", 20) + pad("FLAGS", 14) + "TITLE")
+  std::printf("%s\n", (padded("RUN", 21) + padded("RANK", 8) + padded("PRIMARY", 17) +
+                       padded("EVIDENCE", 13) + padded("STATUS", 20) + padded("FLAGS", 14) + "TITLE")
                           .c_str());
 }
 
@@ -64,10 +56,10 @@ void print_run_line(const Json& run) {
   std::string size = text_of(run.find("groupSize"));
   std::string rank = text_of(run.find("rank"));
   std::string place = (text_of(run.find("tied")) == "true" ? "=" : "") + rank + "/" + size;
-  std::printf("%s\n", (pad(short_digest(run.find("run")), 21) + pad(place, 8) +
-                       pad(primary_text(run), 17) + pad(text_of(run.find("evidence")), 13) +
-                       pad(text_of(run.find("status")), 20) +
-                       pad(joined_list(run.find("flags")), 14) + text_of(run.find("title")))
+  std::printf("%s\n", (padded(short_digest(run.find("run")), 21) + padded(place, 8) +
+                       padded(primary_text(run), 17) + padded(text_of(run.find("evidence")), 13) +
+                       padded(text_of(run.find("status")), 20) +
+                       padded(joined_list(run.find("flags")), 14) + text_of(run.find("title")))
                           .c_str());
 }
 
@@ -100,8 +92,8 @@ int run_groups(const Args& args) {
     auto groups = list_groups(state);
     if (!groups) return groups.error();
     if (!args.has("json")) {
-      std::printf("%s\n", (pad("GROUP", 72) + pad("RANKED", 8) + pad("MEMBERS", 9) +
-                           pad("LEADER", 21) + "LEADING VALUE").c_str());
+      std::printf("%s\n", (padded("GROUP", 72) + padded("RANKED", 8) + padded("MEMBERS", 9) +
+                           padded("LEADER", 21) + "LEADING VALUE").c_str());
     }
     for (const auto& group : *groups) {
       if (args.has("json")) {
@@ -110,9 +102,9 @@ int run_groups(const Args& args) {
         std::string leader = group.find("leader") != nullptr && !group.find("leader")->is_null()
                                  ? short_digest(group.find("leader"))
                                  : "none";
-        std::printf("%s\n", (pad(text_of(group.find("group")), 72) +
-                             pad(text_of(group.find("size")), 8) +
-                             pad(text_of(group.find("members")), 9) + pad(leader, 21) +
+        std::printf("%s\n", (padded(text_of(group.find("group")), 72) +
+                             padded(text_of(group.find("size")), 8) +
+                             padded(text_of(group.find("members")), 9) + padded(leader, 21) +
                              text_of(group.find("leaderValue")))
                                 .c_str());
       }
@@ -133,8 +125,8 @@ int run_leaders(const Args& args) {
     auto history = leadership_history(state, group);
     if (!history) return history.error();
     if (!args.has("json")) {
-      std::printf("%s\n", (pad("INDEX", 10) + pad("GROUP", 21) + pad("CAUSE", 13) +
-                           pad("LEADER", 21) + "PREVIOUS").c_str());
+      std::printf("%s\n", (padded("INDEX", 10) + padded("GROUP", 21) + padded("CAUSE", 13) +
+                           padded("LEADER", 21) + "PREVIOUS").c_str());
     }
     auto run_or_none = [](const Json* run) {
       return run == nullptr || run->is_null() ? std::string("none") : short_digest(run);
@@ -143,10 +135,10 @@ int run_leaders(const Args& args) {
       if (args.has("json")) {
         std::printf("%s\n", json_line(change).c_str());
       } else {
-        std::printf("%s\n", (pad(text_of(change.find("index")), 10) +
-                             pad(short_digest(change.find("group")), 21) +
-                             pad(text_of(change.find("cause")), 13) +
-                             pad(run_or_none(change.find("run")), 21) +
+        std::printf("%s\n", (padded(text_of(change.find("index")), 10) +
+                             padded(short_digest(change.find("group")), 21) +
+                             padded(text_of(change.find("cause")), 13) +
+                             padded(run_or_none(change.find("run")), 21) +
                              run_or_none(change.find("previous")))
                                 .c_str());
       }

@@ -76,6 +76,13 @@ Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_pr
 
 std::string json_line(const Json& value) { return jcs_serialize(value); }
 
+std::string padded(std::string text, size_t width) {
+  size_t chars = 0;
+  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;  // not a continuation byte
+  if (chars < width) text.append(width - chars, ' ');
+  return text;
+}
+
 std::string text_of(const Json* value) {
   if (value == nullptr || value->is_null()) return "-";
   if (value->is_string()) return value->as_string();

@@ -43,4 +43,8 @@ std::string json_line(const Json& value);
 // A member as text: strings bare, numbers in JCS form, null as "-".
 std::string text_of(const Json* value);
 
+// `text` followed by spaces up to `width` characters (UTF-8: "µ" and "…" count one each); text
+// as long or longer is returned whole.
+std::string padded(std::string text, size_t width);
+
 }  // namespace evl::cli

@@ -111,10 +111,7 @@ class Page {
   // as characters); longer labels are kept whole.
   void row(const std::string& label, const std::string& value) {
     if (value == "-" || value.empty()) return;
-    size_t chars = 0;
-    for (unsigned char c : label) chars += (c & 0xC0) != 0x80;
-    out_ += "  " + label + std::string(chars < kLabelWidth ? kLabelWidth - chars : 0, ' ') + " " +
-            value + "\n";
+    out_ += "  " + padded(label, kLabelWidth) + " " + value + "\n";
   }
   // One "- " line per item of the list `member`, or `empty` when there is none.
   void list(const Json& view, const char* member, const char* empty,
