@@ -46,7 +46,8 @@ std::string joined_list(const Json* list) {
 
 void print_runs_header() {
   std::printf("%s\n", (padded("RUN", 21) + padded("RANK", 8) + padded("PRIMARY", 17) +
-                       padded("EVIDENCE", 13) + padded("STATUS", 20) + padded("FLAGS", 14) + "TITLE")
+                       padded("EVIDENCE", 13) + padded("STATUS", 20) + padded("FLAGS", 14) +
+                       "TITLE")
                           .c_str());
 }
 
