@@ -156,25 +156,44 @@ Result<std::vector<Json>> json_values(const ProjectionStore& store, std::string_
 
 }  // namespace
 
-Result<std::vector<Digest>> find_runs_by_prefix(const ProjectionStore& store,
-                                                std::string_view hex_prefix, size_t limit) {
-  std::vector<Digest> runs;
+namespace {
+
+// The digests of the keys `family`<64 hex> that start with family + hex_prefix, in order, at
+// most `limit`: one range scan. `what` names the records in the error for a damaged key.
+Result<std::vector<Digest>> find_by_prefix(const ProjectionStore& store, std::string_view family,
+                                           std::string_view hex_prefix, size_t limit,
+                                           const char* what) {
+  std::vector<Digest> found;
   bool damaged = false;
-  if (limit == 0) return runs;
-  Status s = store.scan(std::string(store_keys::kRuns) + std::string(hex_prefix),
+  if (limit == 0) return found;
+  Status s = store.scan(std::string(family) + std::string(hex_prefix),
                         [&](std::string_view key, std::string_view) {
                           Digest d;
-                          if (key.size() != store_keys::kRuns.size() + 64 ||
+                          if (key.size() != family.size() + 64 ||
                               !store_keys::digest_suffix(key, d)) {
                             damaged = true;
                             return false;
                           }
-                          runs.push_back(d);
-                          return runs.size() < limit;
+                          found.push_back(d);
+                          return found.size() < limit;
                         });
   if (!s) return s;
-  if (damaged) return corrupt("a run view's key is damaged; rebuild the projections");
-  return runs;
+  if (damaged) {
+    return corrupt(std::string("a ") + what + "'s key is damaged; rebuild the projections");
+  }
+  return found;
+}
+
+}  // namespace
+
+Result<std::vector<Digest>> find_runs_by_prefix(const ProjectionStore& store,
+                                                std::string_view hex_prefix, size_t limit) {
+  return find_by_prefix(store, store_keys::kRuns, hex_prefix, limit, "run view");
+}
+
+Result<std::vector<Digest>> find_groups_by_prefix(const ProjectionStore& store,
+                                                  std::string_view hex_prefix, size_t limit) {
+  return find_by_prefix(store, store_keys::kGroups, hex_prefix, limit, "group record");
 }
 
 Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run) {

@@ -32,6 +32,9 @@ Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Di
 // none to 64), in digest order, at most `limit` of them: one range scan of the views' keys.
 Result<std::vector<Digest>> find_runs_by_prefix(const ProjectionStore& store,
                                                 std::string_view hex_prefix, size_t limit);
+// The same for comparison groups (their keys), from the group records.
+Result<std::vector<Digest>> find_groups_by_prefix(const ProjectionStore& store,
+                                                  std::string_view hex_prefix, size_t limit);
 
 struct RunFilter {
   std::optional<std::string> benchmark;  // spec.sourceNative.benchmark

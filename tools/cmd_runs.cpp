@@ -1,4 +1,7 @@
 // evledger runs / groups / leaders — the projections as lists.
+#include <optional>
+#include <string>
+
 #include "projections/query.h"
 #include "tools/commands.h"
 #include "tools/projection_cli.h"
@@ -12,8 +15,10 @@ constexpr const char* kRunsUsage =
     "usage: evledger runs --ledger DIR [--benchmark B] [--group KEY] [--json]\n"
     "\n"
     "Lists run views (one per observation), with rank, evidence and flags. --benchmark keeps\n"
-    "one benchmark's runs; --group (a comparison key, sha256:...) one group's, in display\n"
-    "order. --json prints one run view per line with DESIGN.md's field names.\n"
+    "one benchmark's runs; --group one group's, in display order: its comparison key\n"
+    "(sha256:<64 hex>) or a start of it that no other group's shares, at least 6 hex digits,\n"
+    "as 'evledger groups' and 'evledger show' print them. --json prints one run view per line\n"
+    "with DESIGN.md's field names.\n"
     "\n"
     "The text form is a table with a header line. RANK is place/ranked members of the run's\n"
     "group: =3/17 for a tie, -/17 for a run that is not ranked ('evledger show' says why), -/-\n"
@@ -30,7 +35,8 @@ constexpr const char* kLeadersUsage =
     "usage: evledger leaders --ledger DIR [--group KEY] [--json]\n"
     "\n"
     "Lists every change of a group's leader in log order: group, new leader, previous leader,\n"
-    "cause (new_run, retracted, superseded, disqualified, voided, resolved) and log index.\n";
+    "cause (new_run, retracted, superseded, disqualified, voided, resolved) and log index.\n"
+    "--group keeps one group's: its comparison key or a start of it, as for 'evledger runs'.\n";
 
 std::string short_digest(const Json* v) {
   std::string s = text_of(v);
@@ -67,12 +73,18 @@ void print_run_line(const Json& run) {
 int run_runs(const Args& args) {
   RunFilter filter;
   filter.benchmark = args.get("benchmark");
+  std::optional<std::string> group_prefix;
   if (auto group = args.get("group")) {
-    auto key = digest_arg(*group, "--group");
-    if (!key) return fail(key.error());
-    filter.group = *key;
+    auto prefix = group_prefix_arg(*group, "--group");
+    if (!prefix) return fail(prefix.error());
+    group_prefix = *prefix;
   }
   Status s = with_projections(args, [&](const KeyValueStore& state, uint64_t) -> Status {
+    if (group_prefix) {
+      auto key = resolve_group(state, *group_prefix, "--group");
+      if (!key) return key.error();
+      filter.group = *key;
+    }
     auto runs = list_runs(state, filter);
     if (!runs) return runs.error();
     if (!args.has("json")) print_runs_header();
@@ -116,13 +128,19 @@ int run_groups(const Args& args) {
 }
 
 int run_leaders(const Args& args) {
-  std::optional<Digest> group;
+  std::optional<std::string> group_prefix;
   if (auto g = args.get("group")) {
-    auto key = digest_arg(*g, "--group");
-    if (!key) return fail(key.error());
-    group = *key;
+    auto prefix = group_prefix_arg(*g, "--group");
+    if (!prefix) return fail(prefix.error());
+    group_prefix = *prefix;
   }
   Status s = with_projections(args, [&](const KeyValueStore& state, uint64_t) -> Status {
+    std::optional<Digest> group;
+    if (group_prefix) {
+      auto key = resolve_group(state, *group_prefix, "--group");
+      if (!key) return key.error();
+      group = *key;
+    }
     auto history = leadership_history(state, group);
     if (!history) return history.error();
     if (!args.has("json")) {

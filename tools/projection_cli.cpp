@@ -32,13 +32,25 @@ Status with_projections(
   });
 }
 
-Result<Digest> digest_arg(const std::string& text, const std::string& what) {
-  auto digest = parse_digest_text(text);
-  if (!digest) return usage_error(what + ": " + digest.error().message());
-  return *digest;
-}
+namespace {
 
-Result<std::string> run_prefix_arg(const std::string& text, const std::string& what) {
+// What the command line may name by a digest's start: runs (their digests) and comparison
+// groups (their keys).
+struct PrefixKind {
+  const char* digest;   // "run digest"
+  const char* noun;     // "run"
+  const char* record;   // "observed run"
+  const char* listing;  // where the digests are printed
+  Result<std::vector<Digest>> (*find)(const ProjectionStore&, std::string_view, size_t);
+};
+constexpr PrefixKind kRunPrefix{"run digest", "run", "observed run",
+                                "'evledger runs' prints them", find_runs_by_prefix};
+constexpr PrefixKind kGroupPrefix{"comparison key", "comparison group", "comparison group",
+                                  "'evledger groups' and 'evledger show' print them",
+                                  find_groups_by_prefix};
+
+Result<std::string> prefix_arg(const std::string& text, const std::string& what,
+                               const PrefixKind& kind) {
   std::string_view hex = text;
   if (hex.size() >= kEllipsis.size() && hex.substr(hex.size() - kEllipsis.size()) == kEllipsis) {
     hex.remove_suffix(kEllipsis.size());
@@ -46,32 +58,52 @@ Result<std::string> run_prefix_arg(const std::string& text, const std::string& w
   if (hex.substr(0, 7) == "sha256:") hex.remove_prefix(7);
   const bool digits = hex.find_first_not_of("0123456789abcdef") == std::string_view::npos;
   if (!digits || hex.size() < kMinRunPrefix || hex.size() > 64) {
-    return usage_error(what + ": '" + text + "' is not a run digest: give sha256:<64 hex> or its " +
-                       "first " + std::to_string(kMinRunPrefix) +
-                       " or more lowercase hex digits, as 'evledger runs' prints them");
+    return usage_error(what + ": '" + text + "' is not a " + kind.digest +
+                       ": give sha256:<64 hex> or its first " + std::to_string(kMinRunPrefix) +
+                       " or more lowercase hex digits, as " + kind.listing);
   }
   return std::string(hex);
 }
 
-Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_prefix,
-                           const std::string& what) {
+Result<Digest> resolve(const KeyValueStore& state, const std::string& hex_prefix,
+                       const std::string& what, const PrefixKind& kind) {
   constexpr size_t kListed = 5;
-  auto runs = find_runs_by_prefix(state, hex_prefix, kListed + 1);
-  if (!runs) return runs.error();
+  auto found = kind.find(state, hex_prefix, kListed + 1);
+  if (!found) return found.error();
   const std::string named =
       "sha256:" + hex_prefix + std::string(hex_prefix.size() < 64 ? kEllipsis : "");
-  if (runs->empty()) {
-    return not_found("no observed run in this ledger is " + named +
-                     " ('evledger runs' lists them)");
+  if (found->empty()) {
+    return not_found(std::string("no ") + kind.record + " in this ledger is " + named + " (" +
+                     kind.listing + ")");
   }
-  if (runs->size() == 1) return runs->front();
+  if (found->size() == 1) return found->front();
   std::string some;
-  for (size_t i = 0; i < std::min(kListed, runs->size()); ++i) {
-    some += "\n  " + digest_text((*runs)[i]);
+  for (size_t i = 0; i < std::min(kListed, found->size()); ++i) {
+    some += "\n  " + digest_text((*found)[i]);
   }
-  if (runs->size() > kListed) some += "\n  ...";
-  return usage_error(what + " " + named + " names more than one run; give more of its digits:" +
-                     some);
+  if (found->size() > kListed) some += "\n  ...";
+  return usage_error(what + " " + named + " names more than one " + kind.noun +
+                     "; give more of its digits:" + some);
+}
+
+}  // namespace
+
+Result<std::string> run_prefix_arg(const std::string& text, const std::string& what) {
+  return prefix_arg(text, what, kRunPrefix);
+}
+
+Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_prefix,
+                           const std::string& what) {
+  return resolve(state, hex_prefix, what, kRunPrefix);
+}
+
+Result<std::string> group_prefix_arg(const std::string& text, const std::string& what) {
+  return prefix_arg(text, what, kGroupPrefix);
+}
+
+Result<Digest> resolve_group(const KeyValueStore& state, const std::string& hex_prefix,
+                             const std::string& what) {
+  return resolve(state, hex_prefix, what, kGroupPrefix);
 }
 
 std::string json_line(const Json& value) { return jcs_serialize(value); }

@@ -22,9 +22,6 @@ Status with_projections(
     const std::function<Status(const Ledger& ledger, const KeyValueStore& state, uint64_t size)>&
         fn);
 
-// Parses the full digest text "sha256:<64 lowercase hex>" (kUsage naming `what` otherwise).
-Result<Digest> digest_arg(const std::string& text, const std::string& what);
-
 // The hex digits of a run named on the command line: a digest, or the start of one as `runs`
 // prints it ("sha256:0012c2de8659…"; the "sha256:" and the ellipsis may be left out), at least
 // kMinRunPrefix lowercase hex digits. kUsage naming `what` otherwise.
@@ -36,6 +33,11 @@ Result<std::string> run_prefix_arg(const std::string& text, const std::string& w
 // when none does, kUsage listing some when several do.
 Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_prefix,
                            const std::string& what);
+// The same for a comparison group named by its key or a start of it, as 'evledger groups'
+// prints the key or 'evledger show' its start ("sha256:0ce6d84b5b5aa97dec7d…").
+Result<std::string> group_prefix_arg(const std::string& text, const std::string& what);
+Result<Digest> resolve_group(const KeyValueStore& state, const std::string& hex_prefix,
+                             const std::string& what);
 
 // Compact canonical JSON of a value (one line).
 std::string json_line(const Json& value);

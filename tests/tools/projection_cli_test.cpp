@@ -90,5 +90,38 @@ TEST_CASE("find_runs_by_prefix scans the run views' keys in digest order up to a
   CHECK(read.error().code() == Code::kCorrupt);
 }
 
+TEST_CASE("a comparison group is named by its key or a start of it, as groups and show print it",
+          "[tools][show]") {
+  Runs runs;  // run views only: r/ keys are not groups
+  const std::string g1 = "abcdef0123" + std::string(54, '1');
+  const std::string g2 = "abcdef0123" + std::string(54, '2');
+  for (const std::string* hex : {&g1, &g2}) REQUIRE(runs.store.put("G/" + *hex, "{}").is_ok());
+  REQUIRE(runs.store.put("K/" + g1, "{}").is_ok());  // the preimage family sorts apart
+
+  // show prints a comparison key as sha256:<20 hex>….
+  const std::string shown = "sha256:" + g1.substr(0, 20) + "\xE2\x80\xA6";
+  auto prefix = group_prefix_arg(shown, "--group");
+  REQUIRE(prefix.has_value());
+  CHECK(*prefix == g1.substr(0, 20));
+  CHECK(resolve_group(runs.store, *prefix, "--group").value() == digest_of(g1));
+  CHECK(resolve_group(runs.store, g2, "--group").value() == digest_of(g2));
+
+  auto ambiguous = resolve_group(runs.store, "abcdef0123", "--group");
+  REQUIRE_FALSE(ambiguous.has_value());
+  CHECK(ambiguous.error().code() == Code::kUsage);
+  CHECK(ambiguous.error().message().find(
+            "--group sha256:abcdef0123… names more than one comparison group") == 0);
+
+  auto none = resolve_group(runs.store, runs.a.substr(0, 12), "--group");  // a run, not a group
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().code() == Code::kNotFound);
+  CHECK(none.error().message().find("no comparison group in this ledger is") == 0);
+
+  auto bad = group_prefix_arg("abc", "--group");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code() == Code::kUsage);
+  CHECK(bad.error().message().find("--group: 'abc' is not a comparison key") == 0);
+}
+
 }  // namespace
 }  // namespace evl::cli

@@ -45,6 +45,17 @@ expect 0 "groups" -- "$E" groups --ledger "$L" --json
 contains "$T/out" '"leader"' "groups name their leader"
 expect 0 "runs of one group" -- "$E" runs --ledger "$L" --group "$group" --json
 contains "$T/out" '"rank":1,' "a group lists its leader"
+# The shortened comparison key that show prints names the group too.
+leader_run=$(grep -m1 '"rank":1,' "$T/out" | sed 's/.*"run":"\(sha256:[0-9a-f]*\)".*/\1/')
+expect 0 "show the group's leader" -- "$E" show --ledger "$L" "$leader_run"
+shown_key=$(grep "comparison key" "$T/out" | awk '{print $3}')
+[ "${shown_key:0:27}" = "${group:0:27}" ] && ok || bad "show prints the run's comparison key ($shown_key)"
+expect 0 "runs by the key show prints" -- "$E" runs --ledger "$L" --group "$shown_key" --json
+contains "$T/out" "\"run\":\"$leader_run\"" "the shortened key names the group"
+expect 0 "leaders by 8 hex digits of the key" -- "$E" leaders --ledger "$L" --group "${group:7:8}" --json
+contains "$T/out" "\"group\":\"$group\"" "leaders keeps the group named by its start"
+expect 1 "runs of an unknown group" -- "$E" runs --ledger "$L" --group sha256:000000
+expect 2 "runs of a malformed group key" -- "$E" runs --ledger "$L" --group nonsense
 expect 0 "leaders" -- "$E" leaders --ledger "$L" --json
 contains "$T/out" '"cause":"new_run"' "leadership history"
 # The text tables: a header, then a line per row in the units people read.
