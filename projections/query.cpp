@@ -113,12 +113,14 @@ Json run_summary(const Json& full) {
 }
 
 Result<std::optional<Json>> full_view(const ProjectionStore& store, const Digest& run,
-                                      RankingCache* cache, bool with_manifests) {
+                                      RankingCache* cache, bool with_manifests,
+                                      std::vector<RankExclusion>* exclusions = nullptr) {
   auto text = store.get(store_keys::run(run));
   if (!text) return text.error();
   if (!text->has_value()) return std::optional<Json>();
   auto view = parse_run_view(**text);
   if (!view) return view.error().with_context(digest_text(run));
+  if (exclusions != nullptr) *exclusions = rank_exclusions(*view);
   Json out = run_view_json(*view);
   EVL_RETURN_IF_ERROR(add_group_members(store, *view, out, cache));
   if (with_manifests) EVL_RETURN_IF_ERROR(add_manifest_summaries(store, *view, out));
@@ -153,10 +155,6 @@ Result<std::vector<Json>> json_values(const ProjectionStore& store, std::string_
   if (damaged) return corrupt("a stored record under " + std::string(prefix) + " is damaged");
   return out;
 }
-
-}  // namespace
-
-namespace {
 
 // The digests of the keys `family`<64 hex> that start with family + hex_prefix, in order, at
 // most `limit`: one range scan. `what` names the records in the error for a damaged key.
@@ -196,8 +194,9 @@ Result<std::vector<Digest>> find_groups_by_prefix(const ProjectionStore& store,
   return find_by_prefix(store, store_keys::kGroups, hex_prefix, limit, "group record");
 }
 
-Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run) {
-  return full_view(store, run, nullptr, true);
+Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run,
+                                          std::vector<RankExclusion>* exclusions) {
+  return full_view(store, run, nullptr, true, exclusions);
 }
 
 Result<std::vector<Json>> list_runs(const ProjectionStore& store, const RunFilter& filter) {

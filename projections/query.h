@@ -21,12 +21,15 @@
 
 #include "events/json.h"
 #include "events/sha256.h"
+#include "projections/run_view.h"
 #include "projections/store.h"
 
 namespace evl {
 
-// The full run view, or nullopt when no observation of `run` is projected.
-Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run);
+// The full run view, or nullopt when no observation of `run` is projected. With `exclusions`,
+// also why the run has no rank (empty when it has one).
+Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run,
+                                          std::vector<RankExclusion>* exclusions = nullptr);
 
 // The observed runs whose digest's hex starts with `hex_prefix` (lowercase hex digits, from
 // none to 64), in digest order, at most `limit` of them: one range scan of the views' keys.

@@ -29,6 +29,19 @@ namespace evl {
 
 enum class EvidenceLevel : uint8_t { kReported = 0, kReproducible, kVerified, kReplicated };
 enum class Verdict : uint8_t { kPending = 0, kConfirmed, kContradicted, kInconclusive, kRefuted };
+// Why a view has no rank (projections/FORMAT.md, "Eligible for ranking"), in this order: the
+// first six make it ineligible; the last two leave it without a comparison group, the one
+// while its workload manifest is not in the ledger, the other for lack of what the key needs.
+enum class RankExclusion : uint8_t {
+  kVoid,
+  kStatus,          // a status other than passed
+  kNoPrimary,       // no primary measurement
+  kRetracted,
+  kSuperseded,
+  kDisqualified,
+  kAwaitsWorkload,  // the workload manifest it names is not in the ledger
+  kNoComparisonKey,
+};
 
 struct RerunRecord {
   uint64_t index = 0;

@@ -34,7 +34,8 @@ int run(const Args& args) {
                                         uint64_t) -> Status {
     auto run = resolve_run(state, *prefix, "RUN");
     if (!run) return run.error();
-    auto view = read_run_view(state, *run);
+    std::vector<RankExclusion> unranked;
+    auto view = read_run_view(state, *run, &unranked);
     if (!view) return view.error();
     if (!*view) return not_found("no observation of run " + digest_text(*run) + " in this ledger");
     if (args.has("json")) {
@@ -52,7 +53,8 @@ int run(const Args& args) {
                           ", root " + base64_encode(body->root) + ".";
       }
     }
-    std::fputs(run_page_text(**view, {origin, checkpoint_line}).c_str(), stdout);
+    const std::string page = run_page_text(**view, {origin, checkpoint_line, std::move(unranked)});
+    std::fputs(page.c_str(), stdout);
     return Status::ok();
   });
   return s ? kExitOk : fail(s);

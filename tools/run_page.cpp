@@ -35,15 +35,6 @@ bool is_string_equal(const Json& v, std::string_view path, std::string_view text
   const Json* member = at(v, path);
   return member != nullptr && member->is_string() && member->as_string() == text;
 }
-bool has_flag(const Json& view, std::string_view flag) {
-  const Json* flags = at(view, "flags");
-  if (flags == nullptr || !flags->is_array()) return false;
-  for (const auto& f : flags->as_array()) {
-    if (f.is_string() && f.as_string() == flag) return true;
-  }
-  return false;
-}
-
 std::string format(const char* spec, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, spec, value);
@@ -139,7 +130,7 @@ class Page {
   std::string out_;
 };
 
-void primary_section(Page& page, const Json& view) {
+void primary_section(Page& page, const Json& view, const std::vector<RankExclusion>& unranked) {
   page.section("Primary measurement");
   std::string value = primary_text(view);
   page.line(value == "-" ? "no primary measurement" : value);
@@ -152,7 +143,7 @@ void primary_section(Page& page, const Json& view) {
       page.line("Leader of the group: " + short_digest(str(view, "leader")));
     }
   } else {
-    auto reasons = unranked_reasons(view);
+    auto reasons = unranked_reasons(view, unranked);
     page.line("Not ranked" + (reasons.empty() ? "" : ": " + joined(reasons, "; ")) +
               " · observed " + observed);
   }
@@ -336,34 +327,26 @@ std::string primary_text(const Json& view) {
   return value.empty() ? "-" : value + " " + str(view, "primary.statistic");
 }
 
-std::vector<std::string> unranked_reasons(const Json& view) {
-  if (present(view, "rank")) return {};
+std::vector<std::string> unranked_reasons(const Json& view,
+                                         const std::vector<RankExclusion>& exclusions) {
   std::vector<std::string> reasons;
-  if (present(view, "void")) reasons.push_back("void (" + str(view, "void") + ")");
-  if (!is_string_equal(view, "status", "passed")) {
-    reasons.push_back("status " + str(view, "status"));
-  }
-  if (!present(view, "primary")) reasons.push_back("no primary measurement");
-  if (has_flag(view, "retracted")) reasons.push_back("retracted");
-  if (present(view, "supersededBy")) {
-    reasons.push_back("superseded by " + short_digest(str(view, "supersededBy")));
-  } else if (has_flag(view, "superseded")) {
-    reasons.push_back("superseded");
-  }
-  if (has_flag(view, "disqualified")) reasons.push_back("disqualified");
-  std::vector<std::string> missing;
-  if (const Json* list = at(view, "missing"); list && list->is_array()) {
-    for (const auto& d : list->as_array()) {
-      std::string role = reference_role(view, text_of(&d));
-      if (role != "rerun environment") missing.push_back(role);  // that one decides no rank
+  for (RankExclusion e : exclusions) {
+    switch (e) {
+      case RankExclusion::kVoid: reasons.push_back("void (" + str(view, "void") + ")"); break;
+      case RankExclusion::kStatus: reasons.push_back("status " + str(view, "status")); break;
+      case RankExclusion::kNoPrimary: reasons.push_back("no primary measurement"); break;
+      case RankExclusion::kRetracted: reasons.push_back("retracted"); break;
+      case RankExclusion::kSuperseded:
+        reasons.push_back(present(view, "supersededBy")
+                              ? "superseded by " + short_digest(str(view, "supersededBy"))
+                              : std::string("superseded"));
+        break;
+      case RankExclusion::kDisqualified: reasons.push_back("disqualified"); break;
+      case RankExclusion::kAwaitsWorkload:
+        reasons.push_back("no comparison group until the workload manifest is in the ledger");
+        break;
+      case RankExclusion::kNoComparisonKey: reasons.push_back("no comparison key"); break;
     }
-  }
-  if (!missing.empty()) {
-    reasons.push_back("no comparison group until the " + joined(missing, " and ") +
-                      (missing.size() == 1 ? " manifest is" : " manifests are") +
-                      " in the ledger");
-  } else if (reasons.empty() && !present(view, "comparisonKey")) {
-    reasons.push_back("no comparison key");
   }
   return reasons;
 }
@@ -373,7 +356,7 @@ std::string run_page_text(const Json& view, const RunPageContext& context) {
   const std::string run = str(view, "run");
   std::string text = "Run " + (run.size() >= 15 ? run.substr(7, 8) : run) + " · evledger\n" +
                      str(view, "title") + "\n";
-  primary_section(page, view);
+  primary_section(page, view, context.unranked);
   identity_section(page, view);
   correctness_section(page, view);
   manifest_sections(page, view);

@@ -4,10 +4,9 @@
 // replications and notes, corrections, the log events behind the view) and a citation that
 // names what a reader needs to verify it.
 //
-// Rendering only: every fact comes from the view (projections/query.h adds rank, group and the
-// manifests' summaries to it); no rule of the fold is decided here. The one judgement made,
-// why an unranked run has no rank, restates the eligibility rule of projections/FORMAT.md from
-// the view's members.
+// Rendering only: every fact comes from the view and from why it has no rank, both as
+// projections/query.h reads them (it adds rank, group and the manifests' summaries to the view);
+// no rule of the fold is decided here.
 // Thread safety: pure functions.
 #pragma once
 
@@ -15,18 +14,20 @@
 #include <vector>
 
 #include "events/json.h"
+#include "projections/run_view.h"
 
 namespace evl::cli {
 
 struct RunPageContext {
   std::string origin;           // the log's name, for the citation ("" when unknown)
   std::string checkpoint_line;  // "In the checkpoint of size N, root R." ("" when none)
+  std::vector<RankExclusion> unranked;  // why it has no rank (read_run_view), empty if ranked
 };
 
-// Why the run has no rank, as short phrases in the order of the eligibility rule: void,
-// a status other than passed, no primary measurement, retracted, superseded, disqualified,
-// missing manifests. Empty when it is ranked, or when the view names no reason.
-std::vector<std::string> unranked_reasons(const Json& view);
+// The exclusions as short phrases, with the view's details ("void (key compromised)",
+// "superseded by sha256:4b0fec8eac456efb3692…").
+std::vector<std::string> unranked_reasons(const Json& view,
+                                         const std::vector<RankExclusion>& exclusions);
 
 // The primary measurement as people read it: "159.8 µs mean" (nanoseconds in the largest unit
 // that keeps the value at least 1, four significant digits), "12.5 TFLOP/s max" for other

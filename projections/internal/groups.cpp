@@ -172,12 +172,38 @@ std::string observed_at_sort_key(std::string_view observed_at) {
   return digits;
 }
 
-bool run_eligible(const RunView& view) {
-  if (view.void_cause || view.status != "passed" || !view.primary) return false;
+namespace {
+
+// The exclusions that make a view ineligible, appended to `out` in RankExclusion's order.
+void add_ineligible(const RunView& view, std::vector<RankExclusion>& out) {
+  if (view.void_cause) out.push_back(RankExclusion::kVoid);
+  if (view.status != "passed") out.push_back(RankExclusion::kStatus);
+  if (!view.primary) out.push_back(RankExclusion::kNoPrimary);
+  // The flags are in this order too (projections/evidence.h).
   for (const auto& flag : view.flags) {
-    if (flag == "retracted" || flag == "superseded" || flag == "disqualified") return false;
+    if (flag == "retracted") out.push_back(RankExclusion::kRetracted);
+    if (flag == "superseded") out.push_back(RankExclusion::kSuperseded);
+    if (flag == "disqualified") out.push_back(RankExclusion::kDisqualified);
   }
-  return true;
+}
+
+}  // namespace
+
+std::vector<RankExclusion> rank_exclusions(const RunView& view) {
+  std::vector<RankExclusion> out;
+  add_ineligible(view, out);
+  if (!view.comparison_key) {
+    out.push_back(!view.has_workload && !view.workload_digest.empty()
+                      ? RankExclusion::kAwaitsWorkload
+                      : RankExclusion::kNoComparisonKey);
+  }
+  return out;
+}
+
+bool run_eligible(const RunView& view) {
+  std::vector<RankExclusion> out;
+  add_ineligible(view, out);
+  return out.empty();
 }
 
 std::optional<Membership> run_membership(const RunView& view) {

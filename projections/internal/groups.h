@@ -35,6 +35,9 @@ struct Membership {
   ComparisonInputs inputs;
 };
 
+// Why `view` has no rank, in RankExclusion's order; empty when it is ranked.
+std::vector<RankExclusion> rank_exclusions(const RunView& view);
+// No exclusion but the lack of a comparison group.
 bool run_eligible(const RunView& view);
 // nullopt for a void run or a run without a comparison key.
 std::optional<Membership> run_membership(const RunView& view);

@@ -69,6 +69,44 @@ TEST_CASE("ranks are dense, ties need equal values, and group sizes count eligib
   CHECK(groups->size() == 2);
 }
 
+TEST_CASE("read_run_view says why a run has no rank, and nothing for a ranked one",
+          "[projections][ranking]") {
+  using enum RankExclusion;
+  World w;
+  EventLog log;
+  Built early = w.run("0", 80);  // observed before its workload manifest is in the ledger
+  log.observation(early);
+  w.register_all(log);
+  Built ranked = run_at(w, "1", 100, "2026-07-01T00:00:00Z"),
+        failed = run_at(w, "2", 90, "2026-07-01T00:00:00Z", nullptr, "runtime_error"),
+        retracted = run_at(w, "3", 95, "2026-07-01T00:00:00Z");
+  for (const Built* r : {&ranked, &failed, &retracted}) log.observation(*r);
+  log.retract(retracted.digest);
+  auto store = test::fold_all(log);
+  auto exclusions_of = [&](const Built& run) {
+    std::vector<RankExclusion> out{kVoid};  // overwritten
+    auto view = read_run_view(store, run.digest, &out);
+    REQUIRE(view.has_value());
+    REQUIRE(view->has_value());
+    CHECK(out.empty() == !at(**view, "rank").is_null());  // no reason exactly when ranked
+    return out;
+  };
+  CHECK(exclusions_of(ranked).empty());
+  CHECK(exclusions_of(failed) == std::vector<RankExclusion>{kStatus});
+  CHECK(exclusions_of(retracted) == std::vector<RankExclusion>{kRetracted});
+
+  // Before the manifests arrive, the early run waits for its workload; after, it is ranked.
+  auto before = test::fold_all([&] {
+    EventLog only;
+    only.observation(early);
+    return only;
+  }());
+  std::vector<RankExclusion> waiting;
+  REQUIRE(read_run_view(before, early.digest, &waiting).has_value());
+  CHECK(waiting == std::vector<RankExclusion>{kAwaitsWorkload});
+  CHECK(exclusions_of(early).empty());
+}
+
 TEST_CASE("inside a tie, higher evidence, then newer observation, then run digest come first",
           "[projections][ranking]") {
   World w;

@@ -52,7 +52,7 @@ bool has(const std::string& page, const std::string& text) {
 TEST_CASE("a ranked run shows its rank, the group's leader and the source's figures",
           "[tools][show]") {
   std::string page =
-      run_page_text(view_with(), {"log.example/log", "In the checkpoint of size 9."});
+      run_page_text(view_with(), {"log.example/log", "In the checkpoint of size 9.", {}});
   CHECK(has(page, "Run aaaaaaaa · evledger\nLab · op · B200\n"));
   CHECK(has(page, "  159.8 µs mean\n"));
   CHECK(has(page, "  Rank 2 of 5 in its comparison group (tied) · observed 2026-07-07\n"));
@@ -68,7 +68,7 @@ TEST_CASE("a ranked run shows its rank, the group's leader and the source's figu
   CHECK(has(page, "Artifacts\n  No artifacts published with this run.\n"));
   CHECK(has(page, "evledger log log.example/log, entry 7, event " + kOther + "; run " + kRun +
                       ". In the checkpoint of size 9.\n"));
-  CHECK(unranked_reasons(view_with()).empty());
+  CHECK(unranked_reasons(view_with(), {}).empty());
   // The leader itself names no other leader.
   CHECK_FALSE(has(run_page_text(view_with(R"(,"rank":1,"tied":false)"), {}), "Leader of"));
 }
@@ -90,32 +90,31 @@ TEST_CASE("the primary measurement is read in the unit that suits it", "[tools][
   CHECK(has(page, "  throughput_tokens_per_second · median 5120 tokens/s\n"));
 }
 
-TEST_CASE("an unranked run says why, in the order of the eligibility rule", "[tools][show]") {
+TEST_CASE("an unranked run says why, in the order the projections give", "[tools][show]") {
+  using enum RankExclusion;
   Json view = view_with(R"(,"rank":null,"void":"key compromised","status":"failed",)"
                         R"("primary":null,"flags":["retracted","superseded","disqualified"],)"
                         R"("supersededBy":")" + kLeader + R"(","comparisonKey":null,)"
                         R"("missing":[")" + kWorkload + R"(",")" + kImplementation + "\"]");
-  CHECK(unranked_reasons(view) ==
+  const std::vector<RankExclusion> all{kVoid,       kStatus,       kNoPrimary,
+                                       kRetracted,  kSuperseded,   kDisqualified,
+                                       kAwaitsWorkload};
+  CHECK(unranked_reasons(view, all) ==
         std::vector<std::string>{"void (key compromised)", "status failed",
                                  "no primary measurement", "retracted",
                                  "superseded by sha256:bbbbbbbbbbbbbbbbbbbb…", "disqualified",
-                                 "no comparison group until the workload and implementation "
-                                 "manifests are in the ledger"});
-  std::string page = run_page_text(view, {});
+                                 "no comparison group until the workload manifest is in the "
+                                 "ledger"});
+  std::string page = run_page_text(view, {"", "", all});
   CHECK(has(page, "  Not ranked: void (key compromised); status failed; "));
   CHECK(has(page, "  no primary measurement\n"));
   CHECK(has(page, "Measurements\n  No primary measurement.\n"));
   CHECK(has(page, "missing manifests      workload sha256:dddddddddddddddddddd…, "
                   "implementation sha256:eeeeeeeeeeeeeeeeeeee…\n"));
 
-  // A missing rerun environment decides no rank; a lone missing manifest is named so.
-  std::string rerun_env = "sha256:" + std::string(64, 'f');
-  CHECK(unranked_reasons(view_with(R"(,"rank":null,"comparisonKey":null,"missing":[")" +
-                                   kWorkload + "\",\"" + rerun_env + "\"]")) ==
-        std::vector<std::string>{
-            "no comparison group until the workload manifest is in the ledger"});
-  CHECK(unranked_reasons(view_with(R"(,"rank":null,"comparisonKey":null)")) ==
-        std::vector<std::string>{"no comparison key"});
+  // Superseded without a replacement in the view, and a run without what a key needs.
+  CHECK(unranked_reasons(view_with(R"(,"rank":null)"), {kSuperseded, kNoComparisonKey}) ==
+        std::vector<std::string>{"superseded", "no comparison key"});
 }
 
 TEST_CASE("manifests not in the ledger are named where their facts would be", "[tools][show]") {
