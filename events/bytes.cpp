@@ -24,13 +24,19 @@ void assertion_failed(const char* expr, const char* file, int line) {
   std::abort();
 }
 
-std::string hex_encode(ByteView bytes) {
+void hex_append(std::string& out, ByteView bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(bytes.size() * 2, '\0');
+  const size_t at = out.size();
+  out.resize(at + 2 * bytes.size());
   for (size_t i = 0; i < bytes.size(); ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
+    out[at + 2 * i] = kDigits[bytes[i] >> 4];
+    out[at + 2 * i + 1] = kDigits[bytes[i] & 0xf];
   }
+}
+
+std::string hex_encode(ByteView bytes) {
+  std::string out;
+  hex_append(out, bytes);
   return out;
 }
 

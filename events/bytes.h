@@ -26,6 +26,8 @@ inline std::string_view as_chars(ByteView b) {
 inline Bytes to_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
 
 std::string hex_encode(ByteView bytes);
+// Appends the lowercase hex of `bytes` to `out` (without a second string to copy from).
+void hex_append(std::string& out, ByteView bytes);
 // Accepts lowercase or uppercase hex of even length; anything else is kRejected.
 Result<Bytes> hex_decode(std::string_view text);
 // Decodes exactly 2 × out.size() hex digits of `text` into `out`, without allocating; false when

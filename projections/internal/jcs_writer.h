@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "events/bytes.h"
 #include "events/jcs.h"
 #include "events/sha256.h"
 #include "events/status.h"
@@ -67,13 +68,10 @@ class JcsObjectWriter {
   void null(std::string_view k) { key(k) += "null"; }
   // "sha256:<hex>", as digest_text writes it.
   void digest(std::string_view k, const Digest& value) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    char text[] = "\"sha256:0000000000000000000000000000000000000000000000000000000000000000\"";
-    for (size_t i = 0; i < value.size(); ++i) {
-      text[8 + 2 * i] = kHex[value[i] >> 4];
-      text[9 + 2 * i] = kHex[value[i] & 15];
-    }
-    key(k).append(text, sizeof text - 1);
+    std::string& out = key(k);
+    out += "\"sha256:";
+    hex_append(out, value);
+    out.push_back('"');
   }
   void json(std::string_view k, const Json& value) { jcs_append(key(k), value); }
 

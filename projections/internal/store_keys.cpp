@@ -14,16 +14,6 @@ namespace {
 // what the longest callers append (an index, a role).
 constexpr size_t kTailRoom = 32;
 
-void append_hex(std::string& out, const Digest& digest) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  const size_t at = out.size();
-  out.resize(at + 2 * digest.size());
-  for (size_t i = 0; i < digest.size(); ++i) {
-    out[at + 2 * i] = kDigits[digest[i] >> 4];
-    out[at + 2 * i + 1] = kDigits[digest[i] & 0xf];
-  }
-}
-
 void append_index20(std::string& out, uint64_t index) {
   const size_t at = out.size();
   out.resize(at + 20, '0');
@@ -35,14 +25,14 @@ std::string hex_key(std::string_view prefix, const Digest& digest, std::string_v
   std::string out;
   out.reserve(prefix.size() + 2 * digest.size() + suffix.size() + kTailRoom);
   out.append(prefix);
-  append_hex(out, digest);
+  hex_append(out, digest);
   out.append(suffix);
   return out;
 }
 
 }  // namespace
 
-std::string hex(const Digest& digest) { return hex_key({}, digest); }
+std::string hex(const Digest& digest) { return hex_encode(digest); }
 
 std::string index20(uint64_t index) {
   std::string out;
@@ -77,7 +67,7 @@ std::string ranked(const Digest& key, std::string_view sort_key) {
 std::string unranked_prefix(const Digest& key) { return hex_key(kGroupMembers, key, "/u/"); }
 std::string unranked(const Digest& key, const Digest& run) {
   std::string out = unranked_prefix(key);
-  append_hex(out, run);
+  hex_append(out, run);
   return out;
 }
 
@@ -97,14 +87,14 @@ std::string benchmark_prefix(std::string_view benchmark) {
 }
 std::string benchmark(std::string_view benchmark, const Digest& run) {
   std::string out = benchmark_prefix(benchmark);
-  append_hex(out, run);
+  hex_append(out, run);
   return out;
 }
 std::string leadership(uint64_t index, const Digest& key) {
   std::string out(kLeadership);
   append_index20(out, index);
   out.push_back('/');
-  append_hex(out, key);
+  hex_append(out, key);
   return out;
 }
 std::string void_event(uint64_t index) {
