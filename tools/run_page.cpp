@@ -5,34 +5,22 @@
 #include <functional>
 #include <string_view>
 
+#include "events/kernelindex.h"
 #include "tools/projection_cli.h"
 
 namespace evl::cli {
 
 namespace {
 
-const Json* at(const Json& v, std::string_view path) {
-  const Json* cur = &v;
-  size_t start = 0;
-  while (cur != nullptr && start <= path.size()) {
-    size_t dot = path.find('.', start);
-    std::string_view key =
-        path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
-    cur = cur->is_object() ? cur->find(key) : nullptr;
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return cur;
-}
 
 // A member as text, "-" when absent or null (text_of).
-std::string str(const Json& v, std::string_view path) { return text_of(at(v, path)); }
+std::string str(const Json& v, std::string_view path) { return text_of(json_path(v, path)); }
 bool present(const Json& v, std::string_view path) {
-  const Json* member = at(v, path);
+  const Json* member = json_path(v, path);
   return member != nullptr && !member->is_null();
 }
 bool is_string_equal(const Json& v, std::string_view path, std::string_view text) {
-  const Json* member = at(v, path);
+  const Json* member = json_path(v, path);
   return member != nullptr && member->is_string() && member->as_string() == text;
 }
 std::string format(const char* spec, double value) {
@@ -60,7 +48,7 @@ std::string human_ns(double ns) {
 
 // The primary value with its unit ("159.8 µs"), or "" when there is none.
 std::string primary_value(const Json& view) {
-  const Json* value = at(view, "primary.value");
+  const Json* value = json_path(view, "primary.value");
   if (value == nullptr || !value->is_number()) return "";
   std::string unit = str(view, "primary.unit");
   return unit == "ns" ? human_ns(value->as_number()) : text_of(value) + " " + unit;
@@ -107,7 +95,7 @@ class Page {
   // One "- " line per item of the list `member`, or `empty` when there is none.
   void list(const Json& view, const char* member, const char* empty,
             const std::function<std::string(const Json&)>& describe) {
-    const Json* items = at(view, member);
+    const Json* items = json_path(view, member);
     if (items == nullptr || !items->is_array() || items->as_array().empty()) {
       line(empty);
       return;
@@ -148,10 +136,11 @@ void primary_section(Page& page, const Json& view, const std::vector<RankExclusi
               " · observed " + observed);
   }
   std::vector<std::string> native;
-  if (const Json* sol = at(view, "sourceNative.solScore"); sol && sol->is_number()) {
+  if (const Json* sol = json_path(view, "sourceNative.solScore"); sol && sol->is_number()) {
     native.push_back(format("SOL %.4f", sol->as_number()));
   }
-  if (const Json* speedup = at(view, "sourceNative.speedup"); speedup && speedup->is_number()) {
+  const Json* speedup = json_path(view, "sourceNative.speedup");
+  if (speedup != nullptr && speedup->is_number()) {
     native.push_back(format("%.2f× reference", speedup->as_number()));
   }
   if (present(view, "sourceNative.casesFaster") && present(view, "sourceNative.casesTotal")) {
@@ -160,7 +149,7 @@ void primary_section(Page& page, const Json& view, const std::vector<RankExclusi
   }
   if (!native.empty()) page.line(joined(native, " · "));
   std::vector<std::string> flags;
-  if (const Json* list = at(view, "flags"); list && list->is_array()) {
+  if (const Json* list = json_path(view, "flags"); list && list->is_array()) {
     for (const auto& f : list->as_array()) flags.push_back(text_of(&f));
   }
   page.line("Evidence: " + str(view, "evidence") +
@@ -189,7 +178,7 @@ void identity_section(Page& page, const Json& view) {
   page.row("external id", str(view, "externalId"));
   page.row("run digest", str(view, "run"));
   std::vector<std::string> missing;
-  if (const Json* list = at(view, "missing"); list && list->is_array()) {
+  if (const Json* list = json_path(view, "missing"); list && list->is_array()) {
     for (const auto& d : list->as_array()) {
       std::string digest = text_of(&d);
       missing.push_back(reference_role(view, digest) + " " + short_digest(digest));
@@ -281,7 +270,7 @@ void evidence_sections(Page& page, const Json& view) {
 
   page.section("Controlled reruns");
   page.list(view, "reruns", "No controlled reruns yet.", [](const Json& r) {
-    const Json* ratio = at(r, "ratio");
+    const Json* ratio = json_path(r, "ratio");
     return str(r, "verdict") +
            (ratio && ratio->is_number() ? format(" (ratio %.3f)", ratio->as_number()) : "") +
            " · " + str(r, "runner") + " · log index " + str(r, "index") + void_note(r);
