@@ -81,7 +81,8 @@ Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body)
   return Status::ok();
 }
 
-// Decodes a chunk and prepares its manifests (pure functions: any thread).
+// Decodes a chunk and prepares its manifests, with the text of the m/ record each would
+// register (pure functions: any thread).
 std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
   std::vector<DecodedEntry> out;
   out.reserve(chunk.ends.size());
@@ -97,6 +98,7 @@ std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
       continue;
     }
     std::unique_ptr<PreparedManifest> prepared = prepare_event(body);
+    if (prepared) prepare_record(*prepared, index, id);
     out.push_back({index, id, std::move(body), std::move(prepared)});
   }
   return out;
@@ -111,8 +113,8 @@ Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
 }
 
 // Visits the decoded entries [0, size) of the log in order, with their event ids and prepared
-// manifests. Decoding (the canonical-form checks, the id's hash, the manifests' parsing and
-// summaries) runs on a second thread, a chunk ahead of the visits: the scan copies each chunk
+// manifests. Decoding (the canonical-form checks, the id's hash, the manifests' parsing,
+// summaries and record texts) runs on a second thread, a chunk ahead of the visits: the scan copies each chunk
 // of entries out of the transaction, which only this thread may read. The entries a visit is
 // done with are freed on that thread too, where most of their memory was allocated (a free
 // into another thread's malloc arena takes its lock).

@@ -103,9 +103,10 @@ Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
   return it->facts ? it->facts.get() : &kNoFacts;  // on the heap: stays where it is
 }
 
-void FoldState::put_manifest(ManifestRecord record, const ManifestFacts& facts) {
-  facts_[record.digest] = known(facts);
-  new_manifests_.push_back(std::move(record));
+void FoldState::put_manifest(const Digest& digest, std::string record_text,
+                             const ManifestFacts& facts) {
+  facts_[digest] = known(facts);
+  new_manifests_.emplace_back(digest, std::move(record_text));
 }
 
 Result<GroupRecord*> FoldState::find_group(const Digest& key) {
@@ -300,14 +301,10 @@ Status FoldState::flush_before_runs(TextMap::iterator& text, size_t& once) {
   EVL_RETURN_IF_ERROR(flush_text_below(text, once, store_keys::kManifests));
   // Key order; of two registrations of one digest (the fold makes none), the later is written
   // last, as a map would keep it.
-  std::vector<const ManifestRecord*> manifests;
-  manifests.reserve(new_manifests_.size());
-  for (const ManifestRecord& record : new_manifests_) manifests.push_back(&record);
-  std::stable_sort(manifests.begin(), manifests.end(),
-                   [](const auto* a, const auto* b) { return a->digest < b->digest; });
-  for (const ManifestRecord* record : manifests) {
-    EVL_RETURN_IF_ERROR(
-        store_.put(store_keys::manifest(record->digest), manifest_record_text(*record)));
+  std::stable_sort(new_manifests_.begin(), new_manifests_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [digest, text] : new_manifests_) {
+    EVL_RETURN_IF_ERROR(store_.put(store_keys::manifest(digest), text));
   }
   new_manifests_.clear();  // written: reads use facts_
   return flush_text_below(text, once, store_keys::kRuns);

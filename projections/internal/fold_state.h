@@ -55,8 +55,9 @@ class FoldState {
   // m/<digest>: what the fold reads of the record, or nullptr when the digest is not
   // registered. A record never changes once registered (the first registration wins).
   Result<const ManifestFacts*> find_manifest(const Digest& digest);
-  // Registers `record`; `facts` are those of its summary (manifest_facts(record.summary)).
-  void put_manifest(ManifestRecord record, const ManifestFacts& facts);
+  // Registers the manifest `digest` with its record's text (manifest_record_text); `facts` are
+  // those of its summary (manifest_facts(summary)).
+  void put_manifest(const Digest& digest, std::string record_text, const ManifestFacts& facts);
 
   // G/<key>: nullptr when the group has no record.
   Result<GroupRecord*> find_group(const Digest& key);
@@ -138,7 +139,7 @@ class FoldState {
   std::vector<DigestMap<RunView>::value_type*> changed_runs_;  // in runs_, until flush()
   // Registered since the last flush(), in registration order: flush() sorts and writes them.
   // Nothing reads them back (find_manifest() reads facts_), so a list, not a map.
-  std::vector<ManifestRecord> new_manifests_;
+  std::vector<std::pair<Digest, std::string>> new_manifests_;  // digest, record text
   DigestTable<KnownManifest> facts_;
   DigestMap<GroupRecord> groups_;
   std::optional<Slot<uint64_t>> next_;

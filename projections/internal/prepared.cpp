@@ -93,6 +93,16 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
   return out;
 }
 
+void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event) {
+  if (!p.object) return;
+  p.record_text = manifest_record_text(
+      ManifestRecord{p.digest, p.kind, index, event, std::move(p.summary), std::move(p.summary_text)});
+  p.summary = Json();
+  p.summary_text.clear();
+  p.record_index = index;
+  p.record_event = event;
+}
+
 std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body, const Digest* digest) {
   if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
     return std::make_unique<PreparedManifest>(prepare_manifest(m->manifest, false, digest));

@@ -36,6 +36,12 @@ struct PreparedManifest final : PreparedEntry {
   std::string summary_text;       // jcs_serialize(summary)
   ManifestFacts facts;            // manifest_facts(summary)
   std::optional<RunView> view;    // an observed BenchmarkRun's new view (without its event)
+  // The m/ record's text (manifest_record_text) for a registration by the event at
+  // `record_index` with id `record_event`, when the preparer knew them (prepare_record): made
+  // off the fold's thread, and the summary and its text are dropped then. Empty otherwise.
+  std::string record_text;
+  uint64_t record_index = 0;
+  Digest record_event{};
   bool taken = false;             // the fold moved the summary, its text and the view out
 };
 
@@ -47,5 +53,8 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
 // A manifest or observation event's prepare_manifest(); null for other events.
 std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body,
                                                 const Digest* digest = nullptr);
+// Makes p's record text for a registration by the event at `index` with id `event` (when the
+// manifest is an object), for a caller that knows them before the fold (a rebuild).
+void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event);
 
 }  // namespace evl
