@@ -68,6 +68,13 @@ class KeyValueStore {
     if (s && *old) replaced(**old);
     return s;
   }
+
+  // A hint, until called again with false: the puts that follow come in ascending key order,
+  // most of them above every key the store holds (a state written in key order from nothing).
+  // A B-tree store may then append them and fill its pages, instead of splitting them in
+  // halves to leave room for inserts that will not come. Writes in any other order stay correct,
+  // only slower.
+  virtual void expect_ascending_writes(bool) {}
 };
 
 // Visits entries [from, to) of the log as seen by the transaction; bytes valid during the call.

@@ -98,6 +98,9 @@ class WriteDecorator : public KeyValueStore {
   Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
     return inner_.scan(prefix, visit);
   }
+  void expect_ascending_writes(bool ascending) override {
+    inner_.expect_ascending_writes(ascending);
+  }
 
  protected:
   KeyValueStore& inner_;

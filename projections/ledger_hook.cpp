@@ -215,6 +215,9 @@ class ForwardingStore final : public KeyValueStore {
   Status erase_replacing(std::string_view key, const ReplacedVisitor& replaced) override {
     return target_->erase_replacing(key, replaced);
   }
+  void expect_ascending_writes(bool ascending) override {
+    target_->expect_ascending_writes(ascending);
+  }
 
  private:
   KeyValueStore* target_ = nullptr;
@@ -225,6 +228,7 @@ class ProjectionHook final : public AppendHook {
   explicit ProjectionHook(const ProjectionHookOptions& options)
       : min_batch_events_(std::max<uint64_t>(1, options.rebuild_batch_events)),
         max_batch_events_(std::max(min_batch_events_, options.rebuild_batch_events_max)),
+        one_batch_max_(options.rebuild_one_batch_max),
         progress_(options.rebuild_progress) {}
 
   void begin_transaction() override {
@@ -258,7 +262,15 @@ class ProjectionHook final : public AppendHook {
   }
 
   Status rebuild(AppendContext& context, uint64_t size) override {
-    batch_events_ = std::clamp<uint64_t>(size / 16, min_batch_events_, max_batch_events_);
+    batch_events_ = size <= one_batch_max_
+                        ? std::max<uint64_t>(size, 1)
+                        : std::clamp<uint64_t>(size / 16, min_batch_events_, max_batch_events_);
+    // One batch writes the whole state at its end, in key order, into the empty store.
+    struct Ascending {
+      KeyValueStore& store;
+      ~Ascending() { store.expect_ascending_writes(false); }
+    } ascending{context.store};
+    context.store.expect_ascending_writes(size <= batch_events_);
     // Until the fold ends, the sums are unknown (seal() would scan the whole state).
     tracker_.emplace(std::nullopt);
     // The state is written from nothing through a SummingStore, whose sums are then the
@@ -384,7 +396,7 @@ class ProjectionHook final : public AppendHook {
     return *pool_;
   }
 
-  const uint64_t min_batch_events_, max_batch_events_;
+  const uint64_t min_batch_events_, max_batch_events_, one_batch_max_;
   uint64_t batch_events_ = 1;  // this rebuild's batch (ProjectionHookOptions)
   const std::function<void(uint64_t, uint64_t)> progress_;
   std::unique_ptr<ThreadPool> pool_;

@@ -48,6 +48,12 @@ struct ProjectionHookOptions {
   // the same peak memory (LMDB's dirty pages, capped per transaction, dominate it there).
   uint64_t rebuild_batch_events = 16384;
   uint64_t rebuild_batch_events_max = 65536;
+  // A log of at most this many events folds in one batch, whose records are then written in
+  // key order into the empty state: the store appends them (KeyValueStore::
+  // expect_ascending_writes) and fills its pages. A catalog of 20,502 events rebuilt in 2 to 9%
+  // less time so, at 20 MB more peak memory. Not for longer logs: the full pages of a first
+  // batch split on every insert of the batches after it, which cost more than they saved.
+  uint64_t rebuild_one_batch_max = 32768;
   // Told how far a rebuild has folded (`folded` of `total` entries), on the rebuilding thread,
   // every few hundred entries and at the end of each pass over the log; null tells nobody.
   // A rebuild passes over the log twice when a compromise voids earlier events.

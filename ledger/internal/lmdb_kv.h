@@ -32,6 +32,7 @@ class TxnKeyValueStore final : public KeyValueStore {
 
   Status put(std::string_view key, std::string_view value) override {
     EVL_RETURN_IF_ERROR(writable_key(key));
+    if (auto appended = append(key, value)) return stored(*appended);
     return stored(txn_.put(dbi_, as_bytes(key), as_bytes(value), 0));
   }
 
@@ -41,6 +42,7 @@ class TxnKeyValueStore final : public KeyValueStore {
   Status put_replacing(std::string_view key, std::string_view value,
                        const ReplacedVisitor& replaced) override {
     EVL_RETURN_IF_ERROR(writable_key(key));
+    if (auto appended = append(key, value)) return stored(*appended);  // replaces nothing
     ByteView existing;
     int rc = txn_.put_new(dbi_, as_bytes(key), as_bytes(value), &existing);
     if (rc == MDB_KEYEXIST) {
@@ -58,6 +60,7 @@ class TxnKeyValueStore final : public KeyValueStore {
     int rc = (*cursor)->get(k, v, MDB_SET_KEY);
     if (rc == 0) {
       replaced(as_chars(view(v)));
+      erasing(key);
       rc = (*cursor)->del();
     }
     return erased(rc);
@@ -65,6 +68,7 @@ class TxnKeyValueStore final : public KeyValueStore {
 
   Status erase(std::string_view key) override {
     EVL_RETURN_IF_ERROR(writable_key(std::nullopt));
+    erasing(key);
     MDB_val k = val(key);
     return erased(mdb_del(txn_.get(), dbi_, &k, nullptr));
   }
@@ -84,6 +88,12 @@ class TxnKeyValueStore final : public KeyValueStore {
     return rc == MDB_NOTFOUND ? Status::ok() : error(rc, "cannot scan projection state");
   }
 
+  // Under the hint, a put above every key of the database appends (append() below).
+  void expect_ascending_writes(bool ascending) override {
+    ascending_ = ascending;
+    tail_known_ = false;
+  }
+
   // Whether a put failed with MDB_MAP_FULL (the writer then grows the map and retries).
   bool map_full() const { return last_map_full_; }
 
@@ -96,6 +106,38 @@ class TxnKeyValueStore final : public KeyValueStore {
       return usage_error("a projection key must be 1 to 511 bytes (LMDB's key limit)");
     }
     return Status::ok();
+  }
+  // While writes are expected in ascending order, a key above every key of the database goes
+  // in with MDB_APPEND: no search from the root, and a full page is not split in halves but
+  // continued on a new one, so that a state written in key order from nothing (a one-batch
+  // rebuild) fills its pages instead of leaving them half empty. The database's greatest key
+  // is learned once and then kept as this store appends. Returns the LMDB code of the append,
+  // or nullopt when not appending (the caller then puts the usual way). Another handle's
+  // writes in the same transaction may leave `tail_` behind: LMDB then refuses the append (it
+  // compares with the database's real last key) and the put goes the usual way.
+  std::optional<int> append(std::string_view key, std::string_view value) {
+    if (!ascending_) return std::nullopt;
+    if (!tail_known_) {
+      auto cursor = Cursor::open(txn_, dbi_);
+      if (!cursor) return std::nullopt;
+      MDB_val k, v;
+      const int rc = (*cursor)->get(k, v, MDB_LAST);
+      if (rc != 0 && rc != MDB_NOTFOUND) return std::nullopt;
+      tail_ = rc == 0 ? std::optional<std::string>(as_chars(view(k))) : std::nullopt;
+      tail_known_ = true;
+    }
+    if (tail_ && key <= *tail_) return std::nullopt;
+    const int rc = txn_.put(dbi_, as_bytes(key), as_bytes(value), MDB_APPEND);
+    if (rc == MDB_KEYEXIST) {
+      tail_known_ = false;
+      return std::nullopt;
+    }
+    if (rc == 0) tail_.emplace(key);
+    return rc;
+  }
+  // Before an erase: the greatest key is not known any more if it may be the one erased.
+  void erasing(std::string_view key) {
+    if (tail_known_ && tail_ && key >= *tail_) tail_known_ = false;
   }
   // The outcome of a put's LMDB code (noting a full map for the writer to grow).
   Status stored(int rc) {
@@ -116,6 +158,9 @@ class TxnKeyValueStore final : public KeyValueStore {
   MDB_dbi dbi_;
   bool writable_;
   bool last_map_full_ = false;
+  bool ascending_ = false;           // expect_ascending_writes()
+  bool tail_known_ = false;          // whether tail_ is the database's greatest key
+  std::optional<std::string> tail_;  // that key; nullopt: the database is empty
   std::function<void()> release_;
   mutable uint64_t touched_ = 0;
 };

@@ -30,6 +30,7 @@ std::unique_ptr<Ledger> open_with_projections(const TempDir& dir, uint64_t batch
   ProjectionHookOptions hook;
   hook.rebuild_batch_events = batch_events;
   hook.rebuild_batch_events_max = batch_events_max;
+  hook.rebuild_one_batch_max = 0;  // the batches asked for, however short the log
   options.hook = make_projection_hook(hook);
   return test::open_test_ledger(dir, options);
 }
