@@ -10,8 +10,8 @@
 #include "ledger/thread_pool.h"
 #include "projections/digest.h"
 #include "projections/digested_store.h"
+#include "projections/internal/log_scan.h"
 #include "projections/internal/prepared.h"
-#include "projections/internal/worker.h"
 #include "projections/projector.h"
 #include "projections/query.h"
 
@@ -48,117 +48,6 @@ bool is_key_event(const EventBody& body) {
   return std::holds_alternative<Genesis>(body.payload) ||
          std::holds_alternative<KeyGrant>(body.payload) ||
          std::holds_alternative<KeyRevoke>(body.payload);
-}
-
-// `prepared` is the event's prepare_manifest() result (a manifest or observation event), or null.
-using BodyVisitor = std::function<Status(uint64_t, const Digest&, const EventBody&,
-                                         PreparedManifest* prepared)>;
-
-struct DecodedEntry {
-  uint64_t index = 0;
-  Digest id{};
-  Result<EventBody> body;
-  std::unique_ptr<PreparedManifest> prepared;
-};
-
-// Consecutive entries copied out of the transaction into one buffer: entry i is
-// bytes[ends[i-1], ends[i]).
-struct EntryChunk {
-  uint64_t first = 0;
-  Bytes bytes;
-  std::vector<size_t> ends;
-};
-
-// Entry `index` of the log: its event id and body; kCorrupt naming the entry when it does not
-// decode.
-Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body) {
-  auto entry = decode_entry(bytes);
-  if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
-  auto decoded = decode_body(entry->body);
-  if (!decoded) return corrupt("entry " + std::to_string(index) + ": " + decoded.error().message());
-  id = event_id(entry->body);
-  body = std::move(*decoded);
-  return Status::ok();
-}
-
-// Decodes a chunk and prepares its manifests, with the text of the m/ record each would
-// register (pure functions: any thread).
-std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
-  std::vector<DecodedEntry> out;
-  out.reserve(chunk.ends.size());
-  size_t begin = 0;
-  for (size_t i = 0; i < chunk.ends.size(); ++i) {
-    const uint64_t index = chunk.first + i;
-    ByteView bytes(chunk.bytes.data() + begin, chunk.ends[i] - begin);
-    begin = chunk.ends[i];
-    Digest id{};
-    EventBody body;
-    if (Status decoded = decode_event(index, bytes, id, body); !decoded) {
-      out.push_back({index, {}, decoded, nullptr});
-      continue;
-    }
-    std::unique_ptr<PreparedManifest> prepared = prepare_event(body);
-    if (prepared) prepare_record(*prepared, index, id);
-    out.push_back({index, id, std::move(body), std::move(prepared)});
-  }
-  return out;
-}
-
-Status visit_chunk(std::vector<DecodedEntry>& chunk, const BodyVisitor& visit) {
-  for (DecodedEntry& e : chunk) {
-    if (!e.body) return e.body.error();
-    EVL_RETURN_IF_ERROR(visit(e.index, e.id, *e.body, e.prepared.get()));
-  }
-  return Status::ok();
-}
-
-// Visits the decoded entries [0, size) of the log in order, with their event ids and prepared
-// manifests. Decoding (the canonical-form checks, the id's hash, the manifests' parsing,
-// summaries and record texts) runs on a second thread, a chunk ahead of the visits: the scan copies each chunk
-// of entries out of the transaction, which only this thread may read. The entries a visit is
-// done with are freed on that thread too, where most of their memory was allocated (a free
-// into another thread's malloc arena takes its lock).
-Status scan_bodies(AppendContext& context, uint64_t size, const BodyVisitor& visit) {
-  constexpr size_t kChunk = 512;
-  EntryChunk copies, decoding;  // filling, and being decoded (their buffers are reused)
-  // decoded: the job's result; visited: the chunk visited last; garbage: the job frees it.
-  std::vector<DecodedEntry> decoded, visited, garbage;
-  Worker worker;  // destroyed (joined) first
-  auto hand_over = [&]() -> Status {
-    worker.wait();
-    std::vector<DecodedEntry> ready = std::move(decoded);
-    decoded.clear();
-    garbage = std::move(visited);
-    visited.clear();
-    if (!copies.ends.empty()) {
-      const uint64_t next_first = copies.first + copies.ends.size();
-      std::swap(copies, decoding);
-      copies.first = next_first;
-      copies.bytes.clear();
-      copies.ends.clear();
-      worker.start([&] {
-        garbage.clear();
-        decoded = decode_chunk(decoding);
-      });
-    } else {
-      worker.start([&] { garbage.clear(); });
-    }
-    Status s = visit_chunk(ready, visit);  // while the next chunk decodes
-    visited = std::move(ready);
-    return s;
-  };
-  EVL_RETURN_IF_ERROR(context.scan(0, size, [&](uint64_t, ByteView bytes) -> Status {
-    copies.bytes.insert(copies.bytes.end(), bytes.begin(), bytes.end());
-    copies.ends.push_back(copies.bytes.size());
-    return copies.ends.size() == kChunk ? hand_over() : Status::ok();
-  }));
-  EVL_RETURN_IF_ERROR(hand_over());
-  EVL_RETURN_IF_ERROR(hand_over());
-  worker.wait();
-  garbage = std::move(visited);
-  worker.start([&] { garbage.clear(); });
-  worker.wait();
-  return Status::ok();
 }
 
 Status clear(KeyValueStore& store) {

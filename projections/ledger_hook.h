@@ -7,7 +7,8 @@
 // always equals a fresh fold of the same prefix: each event is folded with its author as the
 // key state at its position knew it (names, scopes) and its void cause as the key state of the
 // whole prefix gives it. A rebuild folds the log in batches, decoding and preparing the entries
-// on a second thread, and writes each changed record once per batch; each appended entry writes
+// on a second thread and on its own when it would wait (projections/internal/log_scan.h), and
+// writes each changed record once per batch; each appended entry writes
 // what it changed in the append transaction. The ledger's checking threads prepare each
 // appended manifest (AppendHook::prepare), and a seal serializes run views and hashes changed
 // records on a pool of its own.
