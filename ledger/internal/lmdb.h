@@ -124,6 +124,11 @@ class Cursor {
   }
   // Deletes the record the cursor is at; returns the LMDB code.
   int del() { return mdb_cursor_del(cursor_, 0); }
+  // Stores a record (MDB_APPEND...) and leaves the cursor at it; returns the LMDB code.
+  int put(ByteView key, ByteView value, unsigned flags) {
+    MDB_val k = val(key), v = val(value);
+    return mdb_cursor_put(cursor_, &k, &v, flags);
+  }
 
  private:
   explicit Cursor(MDB_cursor* c) : cursor_(c) {}

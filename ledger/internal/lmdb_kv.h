@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "ledger/append_hook.h"
 #include "ledger/internal/lmdb.h"
@@ -92,6 +94,7 @@ class TxnKeyValueStore final : public KeyValueStore {
   void expect_ascending_writes(bool ascending) override {
     ascending_ = ascending;
     tail_known_ = false;
+    if (!ascending) appender_.reset();
   }
 
   // Whether a put failed with MDB_MAP_FULL (the writer then grows the map and retries).
@@ -127,7 +130,14 @@ class TxnKeyValueStore final : public KeyValueStore {
       tail_known_ = true;
     }
     if (tail_ && key <= *tail_) return std::nullopt;
-    const int rc = txn_.put(dbi_, as_bytes(key), as_bytes(value), MDB_APPEND);
+    // One cursor for the appends, left at the last record: LMDB then appends without searching
+    // the tree from its root each time.
+    if (!appender_) {
+      auto cursor = Cursor::open(txn_, dbi_);
+      if (!cursor) return std::nullopt;
+      appender_ = std::move(*cursor);
+    }
+    const int rc = appender_->put(as_bytes(key), as_bytes(value), MDB_APPEND);
     if (rc == MDB_KEYEXIST) {
       tail_known_ = false;
       return std::nullopt;
@@ -161,6 +171,7 @@ class TxnKeyValueStore final : public KeyValueStore {
   bool ascending_ = false;           // expect_ascending_writes()
   bool tail_known_ = false;          // whether tail_ is the database's greatest key
   std::optional<std::string> tail_;  // that key; nullopt: the database is empty
+  std::unique_ptr<Cursor> appender_;  // while ascending_, once it appended
   std::function<void()> release_;
   mutable uint64_t touched_ = 0;
 };
