@@ -256,6 +256,10 @@ int bench_import(const Args& args) {
   double verify_all = (verify_before + verify_after) / 2;
   double rebuild_rate = events / rebuild_s;
   double activity_rebuild_rate = activity_events / activity_rebuild_s;
+  // The rebuild's target is absolute; on a shared machine its rate moves with the cores' speed,
+  // so it is also given as a ratio to the verify rate of the same run, and the target as the
+  // ratio it means on this machine.
+  constexpr double kRebuildTarget = 100000;
   nlohmann::json memory = nlohmann::json::array();
   if (*memory_events > 0) {
     if (!json) std::fprintf(stderr, "bench: peak memory of a rebuild, in child processes...\n");
@@ -275,11 +279,14 @@ int bench_import(const Args& args) {
   out["rebuild"] = {{"events", events},
                     {"seconds", rebuild_s},
                     {"eventsPerSecond", std::round(rebuild_rate)},
-                    {"target", "eventsPerSecond >= 100000"}};
+                    {"ratioToVerifyAllCores", rebuild_rate / verify_all},
+                    {"target", "eventsPerSecond >= 100000"},
+                    {"targetRatioToVerifyAllCores", kRebuildTarget / verify_all}};
   out["rebuildWithActivity"] = {{"events", activity_events},
                                 {"activityEvents", *activity},
                                 {"seconds", activity_rebuild_s},
                                 {"eventsPerSecond", std::round(activity_rebuild_rate)},
+                                {"ratioToVerifyAllCores", activity_rebuild_rate / verify_all},
                                 {"target", "eventsPerSecond >= 100000"}};
   out["rebuildMemory"] = memory;
   if (json) {
@@ -292,12 +299,14 @@ int bench_import(const Args& args) {
               static_cast<unsigned long long>(loaded->totals.documents),
               static_cast<unsigned long long>(loaded->totals.observations), import_rate,
               import_rate / verify_all);
-  std::printf("projection rebuild of %llu events: %.0f events/s (target >= 100,000)\n",
-              static_cast<unsigned long long>(events), rebuild_rate);
+  std::printf("projection rebuild of %llu events: %.0f events/s = %.2f x all-core verify "
+              "(target >= 100,000 /s, %.2f x here)\n",
+              static_cast<unsigned long long>(events), rebuild_rate, rebuild_rate / verify_all,
+              kRebuildTarget / verify_all);
   std::printf("  with %llu activity events more (reruns, attestations, corrections): %.0f "
-              "events/s\n",
-              static_cast<unsigned long long>(*activity),
-              activity_rebuild_rate);
+              "events/s = %.2f x all-core verify\n",
+              static_cast<unsigned long long>(*activity), activity_rebuild_rate,
+              activity_rebuild_rate / verify_all);
   for (const auto& m : memory) {
     std::printf("  rebuild of %8llu events: peak RSS %.1f MB (heap %.1f MB, mapped file %.1f MB),"
                 " %.0f events/s\n",

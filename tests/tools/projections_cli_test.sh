@@ -80,6 +80,7 @@ expect 0 "verify" -- "$E" verify --ledger "$L"
 expect 0 "bench import (small)" -- "$E" bench import --entries 200 --memory-events 0 --json --dir "$T/bench"
 contains "$T/out" '"manifestsPerSecond":' "bench import reports the import rate"
 contains "$T/out" '"rebuildWithActivity":{"events":' "bench import rebuilds with activity too"
+contains "$T/out" '"targetRatioToVerifyAllCores":' "bench import gives the rebuild target as a ratio"
 grep -q '"activityEvents":0,' "$T/out" && bad "bench import appended no activity" || ok
 
 finish
