@@ -197,8 +197,8 @@ class ChunkPipeline {
       }
       Slot* claim = nullptr;
       for (Slot& slot : slots_) {
-        if (slot.state == State::kQueued && (claim == nullptr || slot.chunk.first < claim->chunk.first))
-          claim = &slot;
+        if (slot.state != State::kQueued) continue;
+        if (claim == nullptr || slot.chunk.first < claim->chunk.first) claim = &slot;
       }
       if (claim == nullptr) {
         queued_or_garbage_.wait(lock);

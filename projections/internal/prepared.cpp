@@ -95,8 +95,9 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
 
 void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event) {
   if (!p.object) return;
-  p.record_text = manifest_record_text(
-      ManifestRecord{p.digest, p.kind, index, event, std::move(p.summary), std::move(p.summary_text)});
+  p.record_text = manifest_record_text(ManifestRecord{p.digest, p.kind, index, event,
+                                                      std::move(p.summary),
+                                                      std::move(p.summary_text)});
   p.summary = Json();
   p.summary_text.clear();
   p.record_index = index;
