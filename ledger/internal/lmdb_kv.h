@@ -5,7 +5,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <string>
 
 #include "ledger/append_hook.h"
 #include "ledger/internal/lmdb.h"
@@ -62,7 +61,6 @@ class TxnKeyValueStore final : public KeyValueStore {
     int rc = (*cursor)->get(k, v, MDB_SET_KEY);
     if (rc == 0) {
       replaced(as_chars(view(v)));
-      erasing(key);
       rc = (*cursor)->del();
     }
     return erased(rc);
@@ -70,7 +68,6 @@ class TxnKeyValueStore final : public KeyValueStore {
 
   Status erase(std::string_view key) override {
     EVL_RETURN_IF_ERROR(writable_key(std::nullopt));
-    erasing(key);
     MDB_val k = val(key);
     return erased(mdb_del(txn_.get(), dbi_, &k, nullptr));
   }
@@ -93,7 +90,6 @@ class TxnKeyValueStore final : public KeyValueStore {
   // Under the hint, a put above every key of the database appends (append() below).
   void expect_ascending_writes(bool ascending) override {
     ascending_ = ascending;
-    tail_known_ = false;
     if (!ascending) appender_.reset();
   }
 
@@ -110,44 +106,24 @@ class TxnKeyValueStore final : public KeyValueStore {
     }
     return Status::ok();
   }
-  // While writes are expected in ascending order, a key above every key of the database goes
-  // in with MDB_APPEND: no search from the root, and a full page is not split in halves but
-  // continued on a new one, so that a state written in key order from nothing (a one-batch
-  // rebuild) fills its pages instead of leaving them half empty. The database's greatest key
-  // is learned once and then kept as this store appends. Returns the LMDB code of the append,
-  // or nullopt when not appending (the caller then puts the usual way). Another handle's
-  // writes in the same transaction may leave `tail_` behind: LMDB then refuses the append (it
-  // compares with the database's real last key) and the put goes the usual way.
+  // While writes are expected in ascending order, each put is first tried with MDB_APPEND:
+  // no search from the root, and a full page is not split in halves but continued on a new
+  // one, so that a state written in key order from nothing (a one-batch rebuild) fills its
+  // pages instead of leaving them half empty. LMDB compares the key with the database's last
+  // one and refuses a key that is not above it (MDB_KEYEXIST, nothing written): append()
+  // returns nullopt then, and for a store without the hint, and the caller puts the usual
+  // way; otherwise the LMDB code of the append. One cursor makes the appends, left at the last
+  // record, so that LMDB finds the end without searching the tree from its root each time.
   std::optional<int> append(std::string_view key, std::string_view value) {
     if (!ascending_) return std::nullopt;
-    if (!tail_known_) {
-      auto cursor = Cursor::open(txn_, dbi_);
-      if (!cursor) return std::nullopt;
-      MDB_val k, v;
-      const int rc = (*cursor)->get(k, v, MDB_LAST);
-      if (rc != 0 && rc != MDB_NOTFOUND) return std::nullopt;
-      tail_ = rc == 0 ? std::optional<std::string>(as_chars(view(k))) : std::nullopt;
-      tail_known_ = true;
-    }
-    if (tail_ && key <= *tail_) return std::nullopt;
-    // One cursor for the appends, left at the last record: LMDB then appends without searching
-    // the tree from its root each time.
     if (!appender_) {
       auto cursor = Cursor::open(txn_, dbi_);
       if (!cursor) return std::nullopt;
       appender_ = std::move(*cursor);
     }
     const int rc = appender_->put(as_bytes(key), as_bytes(value), MDB_APPEND);
-    if (rc == MDB_KEYEXIST) {
-      tail_known_ = false;
-      return std::nullopt;
-    }
-    if (rc == 0) tail_.emplace(key);
+    if (rc == MDB_KEYEXIST) return std::nullopt;
     return rc;
-  }
-  // Before an erase: the greatest key is not known any more if it may be the one erased.
-  void erasing(std::string_view key) {
-    if (tail_known_ && tail_ && key >= *tail_) tail_known_ = false;
   }
   // The outcome of a put's LMDB code (noting a full map for the writer to grow).
   Status stored(int rc) {
@@ -168,10 +144,8 @@ class TxnKeyValueStore final : public KeyValueStore {
   MDB_dbi dbi_;
   bool writable_;
   bool last_map_full_ = false;
-  bool ascending_ = false;           // expect_ascending_writes()
-  bool tail_known_ = false;          // whether tail_ is the database's greatest key
-  std::optional<std::string> tail_;  // that key; nullopt: the database is empty
-  std::unique_ptr<Cursor> appender_;  // while ascending_, once it appended
+  bool ascending_ = false;            // expect_ascending_writes()
+  std::unique_ptr<Cursor> appender_;  // while ascending_, from the first put
   std::function<void()> release_;
   mutable uint64_t touched_ = 0;
 };

@@ -109,8 +109,8 @@ TEST_CASE("under the hint, writes in any order, erases and another handle's writ
   lmdb::TxnKeyValueStore store(txn, dbi, true), other(txn, dbi, true);
   store.expect_ascending_writes(true);
   Model model;
-  // The other handle appends above this one's greatest key: this one's next append, between
-  // the two, is refused by LMDB and goes in the usual way.
+  // The other handle appends above this one's last append: this one's next key, between the
+  // two, is refused by LMDB as an append and goes in the usual way.
   REQUIRE(store.put("a/1", "1").is_ok());
   REQUIRE(other.put("a/9", "9").is_ok());
   REQUIRE(store.put("a/5", "5").is_ok());
@@ -141,7 +141,7 @@ TEST_CASE("under the hint, writes in any order, erases and another handle's writ
         }
         break;
       }
-      case 1: {  // another handle appends above this one's idea of the greatest key
+      case 1: {  // another handle appends above this one's last append
         const std::string high = "z/" + std::to_string(step);
         REQUIRE(other.put(high, value).is_ok());
         model[high] = value;
