@@ -38,9 +38,11 @@ constexpr const char* kLeadersUsage =
     "cause (new_run, retracted, superseded, disqualified, voided, resolved) and log index.\n"
     "--group keeps one group's: its comparison key or a start of it, as for 'evledger runs'.\n";
 
-std::string short_digest(const Json* v) {
-  std::string s = text_of(v);
-  return s.size() > 19 ? s.substr(0, 19) + std::string(kEllipsis) : s;  // as show reads it
+// A digest in the listings: 12 hex digits, which 'evledger show' takes back.
+std::string listed_digest(const Json* v) { return short_digest(text_of(v), 12); }
+// A run that may be null (a group without a leader, the first leader's predecessor).
+std::string listed_run_or_none(const Json* run) {
+  return run == nullptr || run->is_null() ? std::string("none") : listed_digest(run);
 }
 
 std::string joined_list(const Json* list) {
@@ -63,7 +65,7 @@ void print_run_line(const Json& run) {
   std::string size = text_of(run.find("groupSize"));
   std::string rank = text_of(run.find("rank"));
   std::string place = (text_of(run.find("tied")) == "true" ? "=" : "") + rank + "/" + size;
-  std::printf("%s\n", (padded(short_digest(run.find("run")), 21) + padded(place, 8) +
+  std::printf("%s\n", (padded(listed_digest(run.find("run")), 21) + padded(place, 8) +
                        padded(primary_text(run), 17) + padded(text_of(run.find("evidence")), 13) +
                        padded(text_of(run.find("status")), 20) +
                        padded(joined_list(run.find("flags")), 14) + text_of(run.find("title")))
@@ -112,9 +114,7 @@ int run_groups(const Args& args) {
       if (args.has("json")) {
         std::printf("%s\n", json_line(group).c_str());
       } else {
-        std::string leader = group.find("leader") != nullptr && !group.find("leader")->is_null()
-                                 ? short_digest(group.find("leader"))
-                                 : "none";
+        std::string leader = listed_run_or_none(group.find("leader"));
         std::printf("%s\n", (padded(text_of(group.find("group")), 72) +
                              padded(text_of(group.find("size")), 8) +
                              padded(text_of(group.find("members")), 9) + padded(leader, 21) +
@@ -147,18 +147,15 @@ int run_leaders(const Args& args) {
       std::printf("%s\n", (padded("INDEX", 10) + padded("GROUP", 21) + padded("CAUSE", 13) +
                            padded("LEADER", 21) + "PREVIOUS").c_str());
     }
-    auto run_or_none = [](const Json* run) {
-      return run == nullptr || run->is_null() ? std::string("none") : short_digest(run);
-    };
     for (const auto& change : *history) {
       if (args.has("json")) {
         std::printf("%s\n", json_line(change).c_str());
       } else {
         std::printf("%s\n", (padded(text_of(change.find("index")), 10) +
-                             padded(short_digest(change.find("group")), 21) +
+                             padded(listed_digest(change.find("group")), 21) +
                              padded(text_of(change.find("cause")), 13) +
-                             padded(run_or_none(change.find("run")), 21) +
-                             run_or_none(change.find("previous")))
+                             padded(listed_run_or_none(change.find("run")), 21) +
+                             listed_run_or_none(change.find("previous")))
                                 .c_str());
       }
     }

@@ -54,9 +54,8 @@ std::string primary_value(const Json& view) {
   return unit == "ns" ? human_ns(value->as_number()) : text_of(value) + " " + unit;
 }
 
-std::string short_digest(const std::string& d) {
-  return d.size() > 27 ? d.substr(0, 27) + std::string(kEllipsis) : d;
-}
+// The page's shortened digests: 20 hex digits.
+std::string short_digest(const std::string& d) { return cli::short_digest(d, 20); }
 
 // Which of the run's references a missing digest is: "workload", ..., or "rerun environment".
 std::string reference_role(const Json& view, const std::string& digest) {
