@@ -131,8 +131,9 @@ class ChunkPipeline {
     ++filled_;
   }
 
-  // Decodes `slot`, claimed by this thread (kDecoding), with `lock` released meanwhile.
-  static void decode_claimed(Slot& slot, std::unique_lock<std::mutex>& lock, bool by_decoder) {
+  // Claims the queued `slot` for this thread and decodes it, with `lock` released meanwhile.
+  static void decode_queued(Slot& slot, std::unique_lock<std::mutex>& lock, bool by_decoder) {
+    slot.state = State::kDecoding;
     lock.unlock();
     std::vector<DecodedEntry> decoded = decode_chunk(slot.chunk);
     lock.lock();
@@ -153,8 +154,7 @@ class ChunkPipeline {
         decoded_.wait(lock);
         continue;
       }
-      claim->state = State::kDecoding;
-      decode_claimed(*claim, lock, false);
+      decode_queued(*claim, lock, false);
     }
     lock.unlock();
     Status s = visit_chunk(oldest.decoded);
@@ -204,8 +204,7 @@ class ChunkPipeline {
         queued_or_garbage_.wait(lock);
         continue;
       }
-      claim->state = State::kDecoding;
-      decode_claimed(*claim, lock, true);
+      decode_queued(*claim, lock, true);
       decoded_.notify_one();
     }
   }
