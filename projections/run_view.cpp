@@ -512,6 +512,37 @@ std::string run_view_text(const RunView& v) {
   return out;
 }
 
+void prefetch_run_view(const RunView& v) {
+  const char* at = reinterpret_cast<const char*>(&v);
+  for (size_t offset = 0; offset < sizeof v; offset += 64) __builtin_prefetch(at + offset);
+}
+
+void prefetch_run_view_contents(const RunView& v) {
+  // A string's characters, when they are not inside the string (short ones are): a digest's
+  // text ("sha256:" and 64 hex digits) spans two cache lines.
+  auto chars = [](const std::string& s) {
+    __builtin_prefetch(s.data());
+    if (s.size() > 56) __builtin_prefetch(s.data() + 64);
+  };
+  for (const std::string* s :
+       {&v.name, &v.title, &v.benchmark, &v.source, &v.external_id, &v.status, &v.observed_at,
+        &v.protocol_digest, &v.environment_digest, &v.workload_digest,
+        &v.implementation_digest}) {
+    chars(*s);
+  }
+  for (const auto* s : {&v.comparison_key, &v.operation_digest, &v.correctness_key}) {
+    if (*s) chars(**s);
+  }
+  if (v.primary) chars(v.primary->statistic);
+  if (v.gpu) chars(v.gpu->product);
+  __builtin_prefetch(v.history.data());
+  __builtin_prefetch(v.reruns.data());
+  __builtin_prefetch(v.attestations.data());
+  __builtin_prefetch(v.corrections.data());
+  __builtin_prefetch(v.missing.data());
+  __builtin_prefetch(v.flags.data());
+}
+
 Result<RunView> parse_run_view(std::string_view text) {
   auto parsed = parse_json(text);
   if (!parsed) return corrupt("stored run view: " + parsed.error().message());

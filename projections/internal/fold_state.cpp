@@ -258,13 +258,26 @@ Status FoldState::flush(ThreadPool* pool) {
   // serialized on the pool's workers while this thread writes the records before them, then
   // with its help; they are written after.
   constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
-  std::vector<DigestMap<RunView>::value_type*> runs = std::move(changed_runs_);
+  // Sorted by key through a copy of the keys: comparing in place would read every view's map
+  // node, scattered over the heap, about log2(n) times.
+  std::vector<std::pair<Digest, DigestMap<RunView>::value_type*>> keyed;
+  keyed.reserve(changed_runs_.size());
+  for (auto* entry : changed_runs_) keyed.emplace_back(entry->first, entry);
   changed_runs_.clear();
-  std::sort(runs.begin(), runs.end(),
-            [](const auto* a, const auto* b) { return a->first < b->first; });
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<DigestMap<RunView>::value_type*> runs(keyed.size());
+  for (size_t i = 0; i < keyed.size(); ++i) runs[i] = keyed[i].second;
+  keyed = {};
   // Views are never erased: every changed slot holds one.
   std::vector<std::string> texts(runs.size());
-  auto encode = [&](size_t i) { texts[i] = run_view_text(*runs[i]->second.value); };
+  // The views are far apart in memory and long out of the cache: each encoding first asks for
+  // the view two ahead and for the strings of the next (run_view.h).
+  auto encode = [&](size_t i) {
+    if (i + 2 < runs.size()) prefetch_run_view(*runs[i + 2]->second.value);
+    if (i + 1 < runs.size()) prefetch_run_view_contents(*runs[i + 1]->second.value);
+    texts[i] = run_view_text(*runs[i]->second.value);
+  };
   auto text = text_.begin();
   // Stable: of two with one key, the later is written last.
   std::stable_sort(once_.begin(), once_.end(),
@@ -280,6 +293,7 @@ Status FoldState::flush(ThreadPool* pool) {
   }
   EVL_RETURN_IF_ERROR(before_runs);
   for (size_t i = 0; i < runs.size(); ++i) {
+    if (i + 2 < runs.size()) __builtin_prefetch(texts[i + 2].data());
     EVL_RETURN_IF_ERROR(store_.put(store_keys::run(runs[i]->first), texts[i]));
     runs[i]->second.changed = false;
   }
@@ -303,7 +317,10 @@ Status FoldState::flush_before_runs(TextMap::iterator& text, size_t& once) {
   // last, as a map would keep it.
   std::stable_sort(new_manifests_.begin(), new_manifests_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [digest, text] : new_manifests_) {
+  for (size_t i = 0; i < new_manifests_.size(); ++i) {
+    // The texts were made on the decoding threads, long before: fetch ahead.
+    if (i + 2 < new_manifests_.size()) __builtin_prefetch(new_manifests_[i + 2].second.data());
+    const auto& [digest, text] = new_manifests_[i];
     EVL_RETURN_IF_ERROR(store_.put(store_keys::manifest(digest), text));
   }
   new_manifests_.clear();  // written: reads use facts_
