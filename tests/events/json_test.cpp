@@ -60,6 +60,43 @@ TEST_CASE("parse_json decodes escapes and surrogate pairs to UTF-8", "[events][j
   CHECK(parse_json(literal).value().as_string() == literal.substr(1, literal.size() - 2));
 }
 
+
+TEST_CASE("parse_json reads strings the same whatever byte stops a run of plain ones, and where",
+          "[events][json]") {
+  // Strings are read eight plain bytes at a time: put each kind of byte that ends such a run
+  // (an escape, a quote, a control character, UTF-8, the edges of the plain range) at every
+  // offset of strings up to three words long.
+  struct Case {
+    std::string written;   // in the JSON text
+    std::string decoded;   // in the string
+    bool valid = true;
+  };
+  const Case cases[] = {
+      {"\\n", "\n"},          {"\\\"", "\""},           {"\\\\", "\\"},
+      {"\\u0041", "A"},       {"\xC3\xA9", "\xC3\xA9"}, {"\xE2\x82\xAC", "\xE2\x82\xAC"},
+      {"\x7F", "\x7F"},       {" ", " "},               {"~", "~"},
+      {"!", "!"},             {"#", "#"},               {"[", "["},
+      {"]", "]"},             {"\x1F", "", false},      {"\t", "", false},
+      {"\xFF", "", false},    {"\xC3", "", false},      {"\"", "", false},
+  };
+  for (const Case& c : cases) {
+    for (size_t before = 0; before <= 24; ++before) {
+      for (size_t after : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}}) {
+        const std::string head(before, 'a'), tail(after, 'z');
+        const std::string text = "\"" + head + c.written + tail + "\"";
+        INFO("text " << text);
+        Result<Json> parsed = parse_json(text);
+        if (!c.valid) {
+          CHECK_FALSE(parsed.has_value());
+          continue;
+        }
+        REQUIRE(parsed.has_value());
+        CHECK(parsed->as_string() == head + c.decoded + tail);
+      }
+    }
+  }
+}
+
 TEST_CASE("parse_json rounds numbers to the nearest double", "[events][json]") {
   CHECK(parse_json("0.1").value().as_number() == 0.1);
   CHECK(parse_json("333333333.33333329").value().as_number() == 333333333.33333329);
