@@ -12,6 +12,7 @@
 #include "projections/digested_store.h"
 #include "projections/internal/log_scan.h"
 #include "projections/internal/prepared.h"
+#include "projections/internal/worker.h"
 #include "projections/projector.h"
 #include "projections/query.h"
 
@@ -184,7 +185,7 @@ class ProjectionHook final : public AppendHook {
         batch.reset();  // what it has not written yet is dropped
         return Status::ok();
       }
-      return fold_into(*batch, *summing, projected(index, id, body, keys, keys, prepared));
+      return fold_into(*batch, *summing, projected(index, id, body, keys, keys, prepared), size);
     };
     EVL_RETURN_IF_ERROR(scan_bodies(context, size, with_progress(size, first_pass)));
     if (voided) {
@@ -197,12 +198,12 @@ class ProjectionHook final : public AppendHook {
                              PreparedManifest* prepared) -> Status {
         running.apply(index, body);
         return fold_into(*batch, *summing,
-                         projected(index, id, body, running, final_keys, prepared));
+                         projected(index, id, body, running, final_keys, prepared), size);
       };
       EVL_RETURN_IF_ERROR(scan_bodies(context, size, with_progress(size, second_pass)));
     }
     EVL_RETURN_IF_ERROR(batch->flush());
-    batch.reset();
+    free_later(std::move(batch));
     tracker_.emplace(summing->sums(&pool()));
     return Status::ok();
   }
@@ -260,10 +261,13 @@ class ProjectionHook final : public AppendHook {
   }
 
   // A rebuild's fold of one event: the batch writes and forgets what it holds every
-  // batch_events_ entries, so its memory is bounded.
-  Status fold_into(ProjectionBatch& batch, SummingStore& summing, const ProjectedEvent& event) {
+  // batch_events_ entries, so its memory is bounded; the last batch of the log (the only one of
+  // a log up to one_batch_max_) is written by rebuild() after the pass, and freed by
+  // free_later(), not forgotten here.
+  Status fold_into(ProjectionBatch& batch, SummingStore& summing, const ProjectedEvent& event,
+                   uint64_t size) {
     EVL_RETURN_IF_ERROR(batch.apply(event));
-    if ((event.index + 1) % batch_events_ != 0) return Status::ok();
+    if ((event.index + 1) % batch_events_ != 0 || event.index + 1 == size) return Status::ok();
     EVL_RETURN_IF_ERROR(batch.flush_and_forget());
     summing.hand_over();  // hashed while the next batch folds
     return Status::ok();
@@ -278,6 +282,16 @@ class ProjectionHook final : public AppendHook {
     return Status::ok();
   }
 
+  // Frees a rebuild's last batch on a thread of its own, while the ledger signs and commits:
+  // the views and records it keeps decoded are some 3·10^5 blocks at 10^4 runs, 7–10 ms of
+  // frees that would otherwise come before the commit. The batch refers to stores that may be
+  // gone by then, but its destructor only frees memory.
+  void free_later(std::unique_ptr<ProjectionBatch> batch) {
+    if (!reaper_) reaper_ = std::make_unique<Worker>();
+    ProjectionBatch* done = batch.release();
+    reaper_->start([done] { delete done; });  // after the previous one
+  }
+
   // Serializes the run views of a seal's flush and hashes its changed records on all cores
   // (made on first use: a hook that never seals starts no thread).
   ThreadPool& pool() {
@@ -289,6 +303,7 @@ class ProjectionHook final : public AppendHook {
   uint64_t batch_events_ = 1;  // this rebuild's batch (ProjectionHookOptions)
   const std::function<void(uint64_t, uint64_t)> progress_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Worker> reaper_;  // free_later()'s thread, made on first use
   std::optional<DigestTracker> tracker_;  // between begin_transaction() and seal()
   ForwardingStore forward_;                 // the store of the current call, for pending_
   std::unique_ptr<ProjectionBatch> pending_;  // this transaction's events, until seal()
