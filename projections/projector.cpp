@@ -85,13 +85,12 @@ Digest manifest_digest(const ApplyContext& ctx, const ManifestText& text) {
                                        : sha256(as_bytes(text.canonical));
 }
 
-// Registers the prepared manifest under this event (its summary and text, or the record text
-// made for this event already, move into the record).
+// Registers the prepared manifest under this event (its summary's text, or the record text
+// made for this event already, moves into the record).
 void register_manifest(ApplyContext& ctx, PreparedManifest& p) {
   if (p.record_text.empty()) {
-    p.record_text = manifest_record_text(ManifestRecord{p.digest, p.kind, ctx.event.index,
-                                                        ctx.event.id, std::move(p.summary),
-                                                        std::move(p.summary_text)});
+    p.record_text = manifest_record_text(ManifestRecord{
+        p.digest, p.kind, ctx.event.index, ctx.event.id, Json(), std::move(p.summary_text)});
   } else {
     EVL_ASSERT(p.record_index == ctx.event.index && p.record_event == ctx.event.id);
   }

@@ -84,9 +84,9 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
   if (!out.object) return out;
   const Json metadata = parse_metadata(text.metadata);
   out.kind = json_string(*manifest, "kind").value_or("");
-  out.summary = manifest_summary(out.digest, *manifest, metadata);
-  out.summary_text = jcs_serialize(out.summary);
-  out.facts = manifest_facts(out.summary);
+  ManifestSummary summary = summarize_manifest(out.digest, *manifest, metadata);
+  out.summary_text = std::move(summary.text);
+  out.facts = std::move(summary.facts);
   if (observation && out.kind == "BenchmarkRun") {
     out.view = new_run_view(out.digest, *manifest, metadata);
   }
@@ -95,10 +95,8 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
 
 void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event) {
   if (!p.object) return;
-  p.record_text = manifest_record_text(ManifestRecord{p.digest, p.kind, index, event,
-                                                      std::move(p.summary),
-                                                      std::move(p.summary_text)});
-  p.summary = Json();
+  p.record_text = manifest_record_text(
+      ManifestRecord{p.digest, p.kind, index, event, Json(), std::move(p.summary_text)});
   p.summary_text.clear();
   p.record_index = index;
   p.record_event = event;

@@ -1,14 +1,14 @@
 // projections/internal/prepared.h — what the fold derives from a manifest or observation event
-// alone: the manifest's digest, whether it parses, its kind and summary, the summary's stored
-// text, the facts runs read of it and, for an observation, the view it starts. The parsed
+// alone: the manifest's digest, whether it parses, its kind, its summary's stored text, the
+// facts runs read of it and, for an observation, the view it starts. The parsed
 // manifest itself is not kept: it is freed on the thread that made it.
 //
 // These are pure functions of the event's bytes, so they are made off the fold's thread: a
 // rebuild prepares them on its decoding thread, a chunk ahead of the fold, and an append on the
 // ledger's checking threads, before the single writer (AppendHook::prepare; both in
-// projections/ledger_hook.cpp). The fold takes the summary and view out of them; it prepares
-// them itself when an event comes without, or when it took them once already (a commit staged
-// again after the map grew). Either way it uses the same values.
+// projections/ledger_hook.cpp). The fold takes the summary's text and the view out of them; it
+// prepares them itself when an event comes without, or when it took them once already (a
+// commit staged again after the map grew). Either way it uses the same values.
 //
 // Thread safety: value types and pure functions.
 #pragma once
@@ -32,17 +32,16 @@ struct PreparedManifest final : PreparedEntry {
   std::string parse_error;        // why not, then
   bool object = false;            // ... and an object: only then are the members below set
   std::string kind;               // the manifest's kind ("" when absent)
-  Json summary;                   // manifest_summary(digest, manifest, metadata)
-  std::string summary_text;       // jcs_serialize(summary)
-  ManifestFacts facts;            // manifest_facts(summary)
+  std::string summary_text;       // jcs_serialize(manifest_summary(digest, manifest, metadata))
+  ManifestFacts facts;            // manifest_facts() of that summary
   std::optional<RunView> view;    // an observed BenchmarkRun's new view (without its event)
   // The m/ record's text (manifest_record_text) for a registration by the event at
   // `record_index` with id `record_event`, when the preparer knew them (prepare_record): made
-  // off the fold's thread, and the summary and its text are dropped then. Empty otherwise.
+  // off the fold's thread, and the summary's text is dropped then. Empty otherwise.
   std::string record_text;
   uint64_t record_index = 0;
   Digest record_event{};
-  bool taken = false;             // the fold moved the summary, its text and the view out
+  bool taken = false;             // the fold moved the summary's text and the view out
 };
 
 // `observation`: the event observes the run the manifest describes, so a BenchmarkRun also gets

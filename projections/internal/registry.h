@@ -43,6 +43,15 @@ struct ManifestFacts {
 };
 ManifestFacts manifest_facts(const Json& summary);
 
+// What the fold makes of a new manifest: jcs_serialize(manifest_summary(...)) and
+// manifest_facts() of that summary, written without building the summary (the tests compare).
+struct ManifestSummary {
+  std::string text;
+  ManifestFacts facts;
+};
+ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
+                                   const Json& metadata);
+
 Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
                                                     const Digest& digest);
 // The stored form of a record (m/<digest>), and back; kCorrupt when the text is not one.

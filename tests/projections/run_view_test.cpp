@@ -1,5 +1,6 @@
 // The stored text of a run view written directly (run_view_text) is the JCS text of its JSON
-// object (run_view_json), for random views with every member present, absent and escaped.
+// object (run_view_json), for random views with every member present, absent and escaped; the
+// same for the other records written directly, and for manifest summaries.
 #include "projections/run_view.h"
 
 #include <catch2/catch.hpp>
@@ -195,6 +196,100 @@ TEST_CASE("manifest and group records written directly are the JCS text of their
     REQUIRE(parsed);
     CHECK(parsed->leader == g.leader);
     CHECK(parsed->members == g.members);
+  }
+}
+
+// A manifest of a random kind whose summary paths are each absent, a string (escaped or not),
+// another type, or (for objects on the way) not an object.
+class RandomManifest {
+ public:
+  explicit RandomManifest(uint64_t seed) : rng_(seed) {}
+
+  Json manifest() {
+    static const char* const kKinds[] = {
+        "BenchmarkProtocol", "ExecutionEnvironment", "WorkloadCase", "WorkloadSuite",
+        "ImplementationRevision", "BenchmarkRun", "OperationSpec", "SoftwareProject", "Other"};
+    Json m = Json::object();
+    switch (rng_() % 12) {
+      case 0: break;                      // no kind
+      case 1: m.set("kind", 7); break;    // not a string
+      default: m.set("kind", kKinds[rng_() % std::size(kKinds)]);
+    }
+    if (rng_() % 10 == 0) return m;       // no spec
+    if (rng_() % 10 == 0) {
+      m.set("spec", "not an object");
+      return m;
+    }
+    Json spec = Json::object();
+    for (const char* path :
+         {"harness.name", "harness.version", "measurement.timer", "measurement.primaryStatistic",
+          "correctness.reference", "correctness.comparator", "correctness.description",
+          "comparability.family", "hardware.vendor", "hardware.product", "hardware.architecture",
+          "operationSpecDigest", "aggregation.metric", "aggregation.statistic",
+          "projectRevision.repository", "projectRevision.commit", "projectRevision.version",
+          "operation.specDigest", "callable.language", "source.contentDigest"}) {
+      set_path(spec, path);
+    }
+    if (rng_() % 3 != 0) {
+      Json cases = Json::array();
+      for (uint64_t n = rng_() % 5; n > 0; --n) cases.as_array().push_back(Json::object());
+      spec.set("cases", rng_() % 5 == 0 ? Json("many") : cases);
+    }
+    if (rng_() % 4 == 0) spec.set("correctness", rng_() % 2 == 0 ? Json() : Json(0.5));
+    m.set("spec", spec);
+    return m;
+  }
+
+  Json metadata() {
+    switch (rng_() % 6) {
+      case 0: return Json();
+      case 1: return Json("not an object");
+      default: {
+        Json meta = Json::object();
+        set_path(meta, "name");
+        set_path(meta, "title");
+        return meta;
+      }
+    }
+  }
+
+ private:
+  void set_path(Json& root, std::string_view path) {
+    const uint64_t choice = rng_() % 8;
+    if (choice < 3) return;  // absent
+    Json* at = &root;
+    for (size_t dot; (dot = path.find('.')) != std::string_view::npos;) {
+      std::string part(path.substr(0, dot));
+      path.remove_prefix(dot + 1);
+      Json* next = at->find(part);
+      if (next == nullptr) next = &at->set(part, Json::object());
+      if (!next->is_object()) return;
+      at = next;
+    }
+    static const char* const kTexts[] = {"cuda", "B200 \"lab\"", "é · µs", "", "a\nb",
+                                         "sha256:0ce6d84b5b5aa97dec7d"};
+    Json value = choice == 3   ? Json(12.5)
+                 : choice == 4 ? Json(true)
+                               : Json(kTexts[rng_() % std::size(kTexts)]);
+    at->set(std::string(path), std::move(value));
+  }
+
+  std::mt19937_64 rng_;
+};
+
+TEST_CASE("a manifest summary written directly is the JCS text of its JSON, with the same facts",
+          "[projections][registry]") {
+  RandomManifest random(20261201);
+  Digest digest{};
+  for (int i = 0; i < 5000; ++i) {
+    digest[i % 32] = static_cast<uint8_t>(i);
+    const Json manifest = random.manifest();
+    const Json metadata = random.metadata();
+    INFO("manifest " << jcs_serialize(manifest) << " metadata " << jcs_serialize(metadata));
+    const Json summary = manifest_summary(digest, manifest, metadata);
+    const ManifestSummary direct = summarize_manifest(digest, manifest, metadata);
+    REQUIRE(direct.text == jcs_serialize(summary));
+    REQUIRE(direct.facts == manifest_facts(summary));
   }
 }
 
