@@ -91,7 +91,7 @@ void visit_summary(const Digest& digest, const Json& manifest, const Json& metad
 
 Json manifest_summary(const Digest& digest, const Json& manifest, const Json& metadata) {
   Json out = Json::object();
-  out.as_object().reserve(12);  // the most a kind has: filled without regrowing
+  out.as_object().reserve(11);  // the most a kind has (a protocol's or a workload's)
   MadeStrings made;
   visit_summary(digest, manifest, metadata, made,
                 [&](std::string_view key, const SummaryValue& value) {
@@ -102,8 +102,8 @@ Json manifest_summary(const Digest& digest, const Json& manifest, const Json& me
 
 ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
                                    const Json& metadata) {
-  // At most 12 members (an ImplementationRevision's or a workload's): on the stack, sorted
-  // by key, written in that order.
+  // At most 11 members (a protocol's or a workload's): on the stack, sorted by key, written in
+  // that order.
   std::array<std::pair<std::string_view, SummaryValue>, 16> members;
   size_t count = 0;
   MadeStrings made;

@@ -27,7 +27,8 @@ struct ManifestRecord {
   std::string summary_text;  // jcs_serialize(summary) when already known, else empty
 };
 
-// The summary of a manifest (apiVersion/kind/spec) and its metadata (an object, or null).
+// The summary of a manifest (apiVersion/kind/spec) and its metadata (an object, or null), as
+// a JSON object; the fold writes its text with summarize_manifest() below.
 Json manifest_summary(const Digest& digest, const Json& manifest, const Json& metadata);
 
 // The GPU an environment's summary names; members the manifest lacks read as "".
