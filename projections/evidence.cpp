@@ -95,11 +95,13 @@ EvidenceLevel evidence_level(const std::vector<Confirmation>& confirmations, boo
   return EvidenceLevel::kReported;
 }
 
+bool has_comparison_inputs(const RunView& view) {
+  return view.operation_digest && view.correctness_key && !view.workload_digest.empty() &&
+         !view.protocol_digest.empty() && !view.environment_digest.empty();
+}
+
 std::optional<ComparisonInputs> view_comparison_inputs(const RunView& view) {
-  if (!view.operation_digest || !view.correctness_key || view.workload_digest.empty() ||
-      view.protocol_digest.empty() || view.environment_digest.empty()) {
-    return std::nullopt;
-  }
+  if (!has_comparison_inputs(view)) return std::nullopt;
   return ComparisonInputs{*view.operation_digest, view.workload_digest,
                           view.protocol_digest,   view.environment_digest,
                           *view.correctness_key,  comparison_metric(view.primary)};

@@ -64,7 +64,9 @@ EvidenceLevel evidence_level(const std::vector<Confirmation>& confirmations, boo
 // rerun, the comparison key, missing references, evidence, flags and supersededBy.
 void refresh_run_view(RunView& view);
 
-// The ComparisonInputs of a view, once its workload manifest is known.
+// The ComparisonInputs of a view, once its workload manifest is known; whether it has them,
+// without copying them.
 std::optional<ComparisonInputs> view_comparison_inputs(const RunView& view);
+bool has_comparison_inputs(const RunView& view);
 
 }  // namespace evl

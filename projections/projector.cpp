@@ -283,7 +283,7 @@ Status store_run_view(ApplyContext& ctx, RunView& view, const std::optional<View
     ctx.state.put(store_keys::waiting(*d, view.index), run_hex);
   }
   return move_membership(ctx.state, before ? before->membership : std::nullopt,
-                         run_membership(view), ctx.leaders);
+                         run_membership(view), view, ctx.leaders);
 }
 
 void add_history(RunView& view, const HistoryItem& item) {

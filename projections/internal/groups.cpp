@@ -94,9 +94,9 @@ Result<std::optional<RankedMember>> first_ranked(FoldState& state, const Digest&
 }
 
 // Applies one run's move within one group: `removed` and `added` are its old and new entries
-// there (either may be absent). The index entries are already updated.
+// there (either may be absent; `added` is `view`'s). The index entries are already updated.
 Status update_group(FoldState& state, const Digest& key, const Membership* removed,
-                    const Membership* added, LeaderChanges& changes) {
+                    const Membership* added, const RunView& view, LeaderChanges& changes) {
   auto found = state.find_group(key);
   if (!found) return found.error();
   GroupRecord g;
@@ -107,7 +107,9 @@ Status update_group(FoldState& state, const Digest& key, const Membership* remov
                    " has a member but no record; rebuild the projections");
   } else {
     g.key = key;
-    state.put(store_keys::group_preimage(key), comparison_preimage_text(added->inputs));
+    auto inputs = view_comparison_inputs(view);
+    EVL_ASSERT(inputs.has_value());  // run_membership(view) gave `added`
+    state.put(store_keys::group_preimage(key), comparison_preimage_text(*inputs));
   }
   const bool was_ranked = removed != nullptr && removed->ranked;
   const bool is_ranked = added != nullptr && added->ranked;
@@ -207,14 +209,14 @@ bool run_eligible(const RunView& view) {
 }
 
 std::optional<Membership> run_membership(const RunView& view) {
-  if (view.void_cause || !view.comparison_key) return std::nullopt;
+  if (view.void_cause || !view.comparison_key || !has_comparison_inputs(view)) {
+    return std::nullopt;
+  }
   auto key = parse_digest_text(*view.comparison_key);
-  auto inputs = view_comparison_inputs(view);
-  if (!key || !inputs) return std::nullopt;
+  if (!key) return std::nullopt;
   Membership m;
   m.group = *key;
   m.run = view.run;
-  m.inputs = *inputs;
   m.ranked = run_eligible(view);
   if (m.ranked) {
     m.value = view.primary->value;
@@ -296,7 +298,8 @@ Status LeaderChanges::write(FoldState& state, uint64_t index, std::string_view c
 }
 
 Status move_membership(FoldState& state, const std::optional<Membership>& before,
-                       const std::optional<Membership>& after, LeaderChanges& changes) {
+                       const std::optional<Membership>& after, const RunView& view,
+                       LeaderChanges& changes) {
   if (before && after && before->group == after->group && before->ranked == after->ranked &&
       before->sort_key == after->sort_key) {
     return Status::ok();
@@ -304,10 +307,14 @@ Status move_membership(FoldState& state, const std::optional<Membership>& before
   if (before) EVL_RETURN_IF_ERROR(index_entry(state, *before, false));
   if (after) EVL_RETURN_IF_ERROR(index_entry(state, *after, true));
   if (before && after && before->group == after->group) {
-    return update_group(state, before->group, &*before, &*after, changes);
+    return update_group(state, before->group, &*before, &*after, view, changes);
   }
-  if (before) EVL_RETURN_IF_ERROR(update_group(state, before->group, &*before, nullptr, changes));
-  if (after) EVL_RETURN_IF_ERROR(update_group(state, after->group, nullptr, &*after, changes));
+  if (before) {
+    EVL_RETURN_IF_ERROR(update_group(state, before->group, &*before, nullptr, view, changes));
+  }
+  if (after) {
+    EVL_RETURN_IF_ERROR(update_group(state, after->group, nullptr, &*after, view, changes));
+  }
   return Status::ok();
 }
 

@@ -32,7 +32,6 @@ struct Membership {
   bool ranked = false;
   double value = 0;      // ranked only
   std::string sort_key;  // ranked only
-  ComparisonInputs inputs;
 };
 
 // Why `view` has no rank, in RankExclusion's order; empty when it is ranked.
@@ -68,9 +67,11 @@ class LeaderChanges {
 };
 
 // Moves a run's index entries and group counts from `before` to `after` (both describe the
-// same run) and updates the leader.
+// same run; `after` is run_membership(view)) and updates the leader. A group `after` creates
+// gets its preimage record from the view's comparison inputs.
 Status move_membership(FoldState& state, const std::optional<Membership>& before,
-                       const std::optional<Membership>& after, LeaderChanges& changes);
+                       const std::optional<Membership>& after, const RunView& view,
+                       LeaderChanges& changes);
 
 struct RankedMember {
   Digest run{};
