@@ -85,15 +85,12 @@ Digest manifest_digest(const ApplyContext& ctx, const ManifestText& text) {
                                        : sha256(as_bytes(text.canonical));
 }
 
-// Registers the prepared manifest under this event (its summary's text, or the record text
-// made for this event already, moves into the record).
+// Registers the prepared manifest (a JSON object) under this event: its record text, made
+// here unless a rebuild's decoding thread made it for this event already, moves into the state.
 void register_manifest(ApplyContext& ctx, PreparedManifest& p) {
-  if (p.record_text.empty()) {
-    p.record_text = manifest_record_text(ManifestRecord{
-        p.digest, p.kind, ctx.event.index, ctx.event.id, Json(), std::move(p.summary_text)});
-  } else {
-    EVL_ASSERT(p.record_index == ctx.event.index && p.record_event == ctx.event.id);
-  }
+  EVL_ASSERT(p.object);
+  if (p.record_text.empty()) prepare_record(p, ctx.event.index, ctx.event.id);
+  EVL_ASSERT(p.record_index == ctx.event.index && p.record_event == ctx.event.id);
   ctx.state.put_manifest(p.digest, std::move(p.record_text), p.facts);
 }
 

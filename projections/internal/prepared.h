@@ -53,7 +53,7 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
 std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body,
                                                 const Digest* digest = nullptr);
 // Makes p's record text for a registration by the event at `index` with id `event` (when the
-// manifest is an object), for a caller that knows them before the fold (a rebuild).
+// manifest is an object): a rebuild's decoding thread, ahead of the fold, or else the fold.
 void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event);
 
 }  // namespace evl

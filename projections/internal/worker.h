@@ -1,11 +1,12 @@
 // projections/internal/worker.h — one job at a time on a thread of its own.
 //
-// A rebuild's SummingStore hashes the records written last on one while the fold goes on.
-// When no thread can be started (EAGAIN), each job runs inline in start(), so the work is done
-// either way.
+// A rebuild's SummingStore hashes the records written last on one while the fold goes on, and
+// the projection hook frees a rebuild's last batch on one while the ledger commits. When no
+// thread can be started (EAGAIN), each job runs inline in start(), so the work is done either
+// way.
 //
 // Lifetimes: the destructor waits for the running job. Thread safety: start() and wait() from
-// one thread; a job must not call them.
+// one thread at a time; a job must not call them.
 #pragma once
 
 #include <condition_variable>
