@@ -66,6 +66,25 @@ size_t leaf_pages(lmdb::Txn& txn, MDB_dbi dbi) {
   return stat.ms_leaf_pages;
 }
 
+// What a put_replacing or erase_replacing reported that it replaced.
+struct Replaced {
+  bool seen = false;
+  std::string old;
+  KeyValueStore::ReplacedVisitor visitor() {
+    return [this](std::string_view value) {
+      seen = true;
+      old = value;
+    };
+  }
+};
+
+// `replaced` is what the model held at `key` before the write.
+void check_replaced(const Replaced& replaced, const Model& model, const std::string& key) {
+  auto at = model.find(key);
+  CHECK(replaced.seen == (at != model.end()));
+  if (at != model.end()) CHECK(replaced.old == at->second);
+}
+
 std::string key_of(int i) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "k/%08d", i);
@@ -124,21 +143,10 @@ TEST_CASE("under the hint, writes in any order, erases and another handle's writ
       case 0: {  // erase, often the greatest key
         const std::string target =
             (rng() % 2 == 0 && !model.empty()) ? model.rbegin()->first : key;
-        std::string seen;
-        bool replaced = false;
-        REQUIRE(store
-                    .erase_replacing(target,
-                                     [&](std::string_view old) {
-                                       replaced = true;
-                                       seen = old;
-                                     })
-                    .is_ok());
-        auto at = model.find(target);
-        CHECK(replaced == (at != model.end()));
-        if (at != model.end()) {
-          CHECK(seen == at->second);
-          model.erase(at);
-        }
+        Replaced replaced;
+        REQUIRE(store.erase_replacing(target, replaced.visitor()).is_ok());
+        check_replaced(replaced, model, target);
+        model.erase(target);
         break;
       }
       case 1: {  // another handle appends above this one's last append
@@ -152,18 +160,9 @@ TEST_CASE("under the hint, writes in any order, erases and another handle's writ
         model.erase(key);
         break;
       default: {
-        std::string seen;
-        bool replaced = false;
-        REQUIRE(store
-                    .put_replacing(key, value,
-                                   [&](std::string_view old) {
-                                     replaced = true;
-                                     seen = old;
-                                   })
-                    .is_ok());
-        auto at = model.find(key);
-        CHECK(replaced == (at != model.end()));
-        if (at != model.end()) CHECK(seen == at->second);
+        Replaced replaced;
+        REQUIRE(store.put_replacing(key, value, replaced.visitor()).is_ok());
+        check_replaced(replaced, model, key);
         model[key] = value;
       }
     }
