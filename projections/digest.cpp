@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <sodium.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -56,11 +57,25 @@ uint16_t lane_at(const uint8_t* bytes, size_t i) {
 }  // namespace
 
 Digest projection_record_hash(std::string_view key, std::string_view value) {
+  // What comes before the value in one update when the key is short (every key of the store
+  // is): an update is a call through OpenSSL's EVP layer, and a rebuild hashes a record for
+  // every event or two.
+  constexpr size_t kShortKey = 256;
   Sha256 hasher;
-  hasher.update(kProjectionRecordDomain);
-  hasher.update(ByteView(u64_be(key.size())));
-  hasher.update(key);
-  hasher.update(ByteView(u64_be(value.size())));
+  if (key.size() <= kShortKey) {
+    std::array<uint8_t, kProjectionRecordDomain.size() + 8 + kShortKey + 8> head;
+    uint8_t* at = head.data();
+    at = std::copy(kProjectionRecordDomain.begin(), kProjectionRecordDomain.end(), at);
+    put_u64_be(key.size(), at);
+    at = std::copy(key.begin(), key.end(), at + 8);
+    put_u64_be(value.size(), at);
+    hasher.update(ByteView(head.data(), static_cast<size_t>(at + 8 - head.data())));
+  } else {
+    hasher.update(kProjectionRecordDomain);
+    hasher.update(ByteView(u64_be(key.size())));
+    hasher.update(key);
+    hasher.update(ByteView(u64_be(value.size())));
+  }
   hasher.update(value);
   return hasher.finish();
 }
@@ -130,6 +145,11 @@ void ProjectionRecords::add(std::string_view key, std::string_view value) {
   records_.push_back({arena_.size(), key.size(), value.size()});
   arena_.append(key);
   arena_.append(value);
+}
+
+void ProjectionRecords::reserve(size_t bytes) {
+  arena_.reserve(bytes);
+  records_.reserve(bytes / 512);  // a record of the store is rarely shorter
 }
 
 void ProjectionRecords::clear() {

@@ -75,6 +75,10 @@ Digest projection_record_hash(std::string_view key, std::string_view value);
 class ProjectionRecords {
  public:
   void add(std::string_view key, std::string_view value);
+  // Room for `bytes` of keys and values without growing: a growing copy touches fresh pages
+  // at every doubling, and a first touch costs more than the copy.
+  void reserve(size_t bytes);
+  size_t capacity() const { return arena_.capacity(); }
   size_t size() const { return records_.size(); }
   // The bytes of the keys and values held.
   size_t bytes() const { return arena_.size(); }

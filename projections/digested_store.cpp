@@ -63,6 +63,8 @@ SummingStore::~SummingStore() { worker_->wait(); }
 Status SummingStore::put(std::string_view key, std::string_view value) {
   EVL_RETURN_IF_ERROR(inner_.put_replacing(
       key, value, [&](std::string_view old) { removed_.add(key, old); }));
+  // Two buffers in turn, each made once at its full size (a rebuild adds tens of megabytes).
+  if (added_.capacity() < kBatchBytes) added_.reserve(kBatchBytes + kBatchSlack);
   added_.add(key, value);
   if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
   return Status::ok();

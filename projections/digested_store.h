@@ -143,6 +143,8 @@ class SummingStore final : public WriteDecorator {
  private:
   // A record costs the writer a copy; its SHA-256 and expansion cost the worker about 1.5 µs.
   static constexpr size_t kBatchBytes = 4 << 20;
+  // A batch ends with the record that reaches kBatchBytes: room for most such records too.
+  static constexpr size_t kBatchSlack = 64 << 10;
 
   ProjectionRecords added_, removed_;                  // filling, on the writing thread
   ProjectionRecords hashing_added_, hashing_removed_;  // being hashed by the worker

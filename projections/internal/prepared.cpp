@@ -12,7 +12,8 @@ namespace {
 Json parse_metadata(const std::string& text) {
   if (text.empty()) return Json();
   auto parsed = parse_json(text);
-  return parsed && parsed->is_object() ? *parsed : Json();
+  if (!parsed || !parsed->is_object()) return Json();
+  return std::move(*parsed);
 }
 
 void add_artifact(Json& artifacts, const Json& spec, std::string_view path, const char* kind) {

@@ -126,6 +126,21 @@ TEST_CASE("the digest changes with any key or value and not with the order of wr
   CHECK(added_and_removed == empty);
 }
 
+TEST_CASE("records of every key length hash as FORMAT.md defines, short keys and long",
+          "[projections][digest]") {
+  // Short keys are hashed with what precedes the value in one buffer, longer ones piece by
+  // piece: both sides of that bound, and the empty key and value.
+  for (size_t length : {0, 1, 66, 255, 256, 257, 300, 4096}) {
+    std::map<std::string, std::string> records;
+    records[std::string(length, 'k')] = std::string(length % 7 == 0 ? 0 : 100, 'v');
+    records[std::string(length, 'k') + "/"] = "x";
+    MemoryProjectionStore store;
+    for (const auto& [key, value] : records) REQUIRE(store.put(key, value).is_ok());
+    INFO("key length " << length);
+    CHECK(digest_of(store) == reference_digest(records));
+  }
+}
+
 TEST_CASE("an accumulator serializes to 2,056 bytes and back, and refuses other lengths",
           "[projections][digest]") {
   ProjectionAccumulator sums;
