@@ -70,6 +70,15 @@ Status SummingStore::put(std::string_view key, std::string_view value) {
   return Status::ok();
 }
 
+Status SummingStore::put_summed(std::string_view key, std::string_view value) {
+  EVL_RETURN_IF_ERROR(inner_.put_replacing(
+      key, value, [&](std::string_view old) { removed_.add(key, old); }));
+  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
+  return Status::ok();
+}
+
+void SummingStore::add_summed(const ProjectionAccumulator& sums) { hashed_here_.merge(sums); }
+
 Status SummingStore::erase(std::string_view key) {
   EVL_RETURN_IF_ERROR(
       inner_.erase_replacing(key, [&](std::string_view old) { removed_.add(key, old); }));
@@ -78,7 +87,16 @@ Status SummingStore::erase(std::string_view key) {
 }
 
 void SummingStore::hand_over() {
-  worker_->wait();
+  // While the worker still hashes the last batch, this thread hashes the new one itself rather
+  // than wait for it: a rebuild's flush writes records faster than one thread hashes them, and
+  // so the hashing gets both cores instead of holding the writer back.
+  if (worker_->busy()) {
+    hashed_here_.merge(added_.sums(nullptr));
+    hashed_here_.unmerge(removed_.sums(nullptr));
+    added_.clear();
+    removed_.clear();
+    return;
+  }
   std::swap(added_, hashing_added_);
   std::swap(removed_, hashing_removed_);
   added_.clear();
@@ -90,11 +108,14 @@ void SummingStore::hand_over() {
 }
 
 ProjectionAccumulator SummingStore::sums(ThreadPool* pool) {
-  worker_->wait();
-  sums_.merge(added_.sums(pool));
-  sums_.unmerge(removed_.sums(pool));
+  // What was not handed over is hashed while the worker finishes.
+  hashed_here_.merge(added_.sums(pool));
+  hashed_here_.unmerge(removed_.sums(pool));
   added_.clear();
   removed_.clear();
+  worker_->wait();
+  sums_.merge(hashed_here_);
+  hashed_here_ = ProjectionAccumulator();
   return sums_;
 }
 

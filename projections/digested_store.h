@@ -18,7 +18,9 @@
 // replaces, each erase subtracts the one it removes, so the sums are known when the writing
 // ends, without the scan. It learns the replaced records from the store's own write
 // (put_replacing), copies the records, and hashes them on a thread of its own a few megabytes
-// at a time while the writing goes on.
+// at a time while the writing goes on (or on the writer's, when that thread is still busy). A
+// writer that makes records on several threads may hash them there instead (put_summed): a
+// rebuild's run views are hashed where they are serialized.
 //
 // Lifetimes: a DigestedStore refers to its inner store and tracker, which must outlive it; a
 // tracker refers to no store (each call names the one it reads), so one tracker may follow a
@@ -130,9 +132,19 @@ class SummingStore final : public WriteDecorator {
   Status put(std::string_view key, std::string_view value) override;
   Status erase(std::string_view key) override;
 
+  // put() of a record that the writer hashes itself, wherever it makes the record (a rebuild's
+  // flush hashes each run view on the thread that serialized it, while the text is in the
+  // cache), into sums it hands to add_summed(): no copy of it is made for the worker. What a
+  // put_summed() replaces is still subtracted here. Every record written so must be in sums
+  // given to add_summed() exactly once before sums(), or sums() is wrong.
+  Status put_summed(std::string_view key, std::string_view value);
+  void add_summed(const ProjectionAccumulator& sums);
+
   // Hands the records written since the last hand-over to the worker, to be hashed while the
-  // writer goes on (a rebuild calls it after each batch's writes, before folding the next).
-  // Also done on its own whenever the copies reach kBatchBytes, so that memory stays bounded.
+  // writer goes on (a rebuild calls it after each batch's writes, before folding the next);
+  // when the worker is still busy with the last ones, hashes them on this thread instead of
+  // waiting. Also done on its own whenever the copies reach kBatchBytes, so that memory stays
+  // bounded.
   void hand_over();
 
   // The accumulator of the store's records after every write so far (the hashing finishes
@@ -149,6 +161,7 @@ class SummingStore final : public WriteDecorator {
   ProjectionRecords added_, removed_;                  // filling, on the writing thread
   ProjectionRecords hashing_added_, hashing_removed_;  // being hashed by the worker
   ProjectionAccumulator sums_;                         // the worker's, between hand-overs
+  ProjectionAccumulator hashed_here_;                  // hashed on the writing thread
   std::unique_ptr<Worker> worker_;                     // destroyed (joined) first
 };
 

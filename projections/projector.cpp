@@ -241,6 +241,9 @@ Status Projector::apply(ProjectionStore& store, const ProjectedEvent& event) con
 ProjectionBatch::ProjectionBatch(ProjectionStore& store, ThreadPool* pool)
     : state_(std::make_unique<FoldState>(store)), pool_(pool) {}
 
+ProjectionBatch::ProjectionBatch(SummingStore& store, ThreadPool* pool)
+    : state_(std::make_unique<FoldState>(store)), pool_(pool) {}
+
 ProjectionBatch::~ProjectionBatch() = default;
 
 Status ProjectionBatch::apply(const ProjectedEvent& event) { return apply_event(*state_, event); }

@@ -58,6 +58,7 @@ struct ProjectedEvent {
 };
 
 class FoldState;
+class SummingStore;  // projections/digested_store.h
 class ThreadPool;
 
 class Projector {
@@ -78,6 +79,9 @@ class ProjectionBatch {
  public:
   // `pool` (optional, not owned) serializes many changed run views in parallel on flush.
   explicit ProjectionBatch(ProjectionStore& store, ThreadPool* pool = nullptr);
+  // A batch written through a SummingStore (a rebuild) hashes the run views it writes itself,
+  // on the threads that serialize them (SummingStore::put_summed).
+  explicit ProjectionBatch(SummingStore& store, ThreadPool* pool = nullptr);
   ~ProjectionBatch();
   ProjectionBatch(const ProjectionBatch&) = delete;
   ProjectionBatch& operator=(const ProjectionBatch&) = delete;

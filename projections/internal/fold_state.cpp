@@ -1,8 +1,10 @@
 #include "projections/internal/fold_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <iterator>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,10 @@ FoldState::FoldState(ProjectionStore& store) : store_(store) {
   auto empty = holds_nothing(store_);
   complete_ = empty && *empty;
   started_empty_ = complete_;
+}
+
+FoldState::FoldState(SummingStore& store) : FoldState(static_cast<ProjectionStore&>(store)) {
+  summing_ = &store;
 }
 
 size_t FoldState::DigestHash::operator()(const Digest& d) const {
@@ -255,8 +261,7 @@ Status FoldState::flush_changed(DigestMap<T>& map, const Encode& encode) {
 
 Status FoldState::flush(ThreadPool* pool) {
   // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/). The changed run views are
-  // serialized on the pool's workers while this thread writes the records before them, then
-  // with its help; they are written after.
+  // serialized on the pool's workers while this thread writes the records before them (below).
   constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
   // Sorted by key through a copy of the keys: comparing in place would read every view's map
   // node, scattered over the heap, about log2(n) times.
@@ -269,33 +274,65 @@ Status FoldState::flush(ThreadPool* pool) {
   std::vector<DigestMap<RunView>::value_type*> runs(keyed.size());
   for (size_t i = 0; i < keyed.size(); ++i) runs[i] = keyed[i].second;
   keyed = {};
-  // Views are never erased: every changed slot holds one.
-  std::vector<std::string> texts(runs.size());
-  // The views are far apart in memory and long out of the cache: each encoding first asks for
-  // the view two ahead and for the strings of the next (run_view.h).
-  auto encode = [&](size_t i) {
-    if (i + 2 < runs.size()) prefetch_run_view(*runs[i + 2]->second.value);
-    if (i + 1 < runs.size()) prefetch_run_view_contents(*runs[i + 1]->second.value);
-    texts[i] = run_view_text(*runs[i]->second.value);
+  // Views are never erased: every changed slot holds one. They are serialized in shares of
+  // kShare, on the pool's workers while this thread writes the records before them, then by
+  // whichever thread is free; this thread writes each share, in key order, as soon as it is
+  // serialized. Through a SummingStore, each share's views are also hashed, into the share's
+  // own sums, as they are serialized (their texts are then in the cache).
+  constexpr size_t kShare = 64;
+  const size_t shares = (runs.size() + kShare - 1) / kShare;
+  std::vector<std::string> keys(runs.size()), texts(runs.size());
+  std::vector<ProjectionAccumulator> sums(summing_ != nullptr ? shares : 0);
+  std::vector<std::atomic<bool>> encoded(shares);  // false until the share is serialized
+  std::atomic<size_t> unclaimed{0};                // the first share nobody has taken
+  // Serializes the next share nobody has taken; false when none is left. The views are far
+  // apart in memory and long out of the cache: each encoding first asks for the view two
+  // ahead and for the strings of the next (run_view.h).
+  auto encode_next = [&] {
+    const size_t share = unclaimed.fetch_add(1);
+    if (share >= shares) return false;
+    const size_t end = std::min(runs.size(), (share + 1) * kShare);
+    for (size_t i = share * kShare; i < end; ++i) {
+      if (i + 2 < runs.size()) prefetch_run_view(*runs[i + 2]->second.value);
+      if (i + 1 < runs.size()) prefetch_run_view_contents(*runs[i + 1]->second.value);
+      keys[i] = store_keys::run(runs[i]->first);
+      texts[i] = run_view_text(*runs[i]->second.value);
+      if (summing_ != nullptr) sums[share].add(keys[i], texts[i]);
+    }
+    encoded[share].store(true, std::memory_order_release);
+    return true;
   };
   auto text = text_.begin();
   // Stable: of two with one key, the later is written last.
   std::stable_sort(once_.begin(), once_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   size_t once = 0;
-  Status before_runs;
-  auto write_before_runs = [&] { before_runs = flush_before_runs(text, once); };
+  Status status;
+  auto write = [&] {
+    status = flush_before_runs(text, once);
+    for (size_t share = 0; share < shares && status; ++share) {
+      // Until the share is serialized, this thread serializes a later one (or, when every
+      // share is taken, waits for the thread serializing it).
+      while (!encoded[share].load(std::memory_order_acquire)) {
+        if (!encode_next()) std::this_thread::yield();
+      }
+      const size_t end = std::min(runs.size(), (share + 1) * kShare);
+      for (size_t i = share * kShare; i < end && status; ++i) {
+        if (i + 2 < end) __builtin_prefetch(texts[i + 2].data());
+        status = summing_ != nullptr ? summing_->put_summed(keys[i], texts[i])
+                                     : store_.put(keys[i], texts[i]);
+        runs[i]->second.changed = false;
+      }
+    }
+  };
   if (pool != nullptr && pool->size() > 1 && runs.size() >= kParallelFrom) {
-    pool->parallel_for_while(runs.size(), encode, write_before_runs);
+    pool->parallel_for_while(shares, [&](size_t) { encode_next(); }, write, 1);
   } else {
-    write_before_runs();
-    for (size_t i = 0; i < runs.size(); ++i) encode(i);
+    write();
   }
-  EVL_RETURN_IF_ERROR(before_runs);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (i + 2 < runs.size()) __builtin_prefetch(texts[i + 2].data());
-    EVL_RETURN_IF_ERROR(store_.put(store_keys::run(runs[i]->first), texts[i]));
-    runs[i]->second.changed = false;
+  EVL_RETURN_IF_ERROR(status);
+  if (summing_ != nullptr) {
+    for (const ProjectionAccumulator& share : sums) summing_->add_summed(share);
   }
   EVL_RETURN_IF_ERROR(flush_text_below(text, once, ""));
   once_.clear();

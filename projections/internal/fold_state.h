@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "ledger/thread_pool.h"
+#include "projections/digested_store.h"
 #include "projections/internal/digest_table.h"
 #include "projections/internal/groups.h"
 #include "projections/internal/registry.h"
@@ -44,6 +45,9 @@ namespace evl {
 class FoldState {
  public:
   explicit FoldState(ProjectionStore& store);
+  // A state written through a SummingStore (a rebuild): flush() hashes each changed run view
+  // on the thread that serialized it and writes it with put_summed().
+  explicit FoldState(SummingStore& store);
 
   // r/<run>: nullptr when the run is not observed.
   Result<RunView*> find_run(const Digest& run);
@@ -129,6 +133,7 @@ class FoldState {
   Status flush_text_below(TextMap::iterator& at, size_t& once, std::string_view bound);
 
   ProjectionStore& store_;
+  SummingStore* summing_ = nullptr;  // store_, when it is one
   bool complete_;  // every key of the store is known here (until forget())
   // The store was empty at construction, so what forget() keeps is all the store holds of it:
   // every manifest is in facts_, every run view in run_keys_, every group record in groups_,

@@ -5,8 +5,8 @@
 // thread can be started (EAGAIN), each job runs inline in start(), so the work is done either
 // way.
 //
-// Lifetimes: the destructor waits for the running job. Thread safety: start() and wait() from
-// one thread at a time; a job must not call them.
+// Lifetimes: the destructor waits for the running job. Thread safety: start(), busy() and
+// wait() from one thread at a time; a job must not call them.
 #pragma once
 
 #include <condition_variable>
@@ -45,6 +45,11 @@ class Worker {
       job_ = std::move(job);
     }
     wake_.notify_all();
+  }
+  // Whether a job is running (it may end right after).
+  bool busy() {
+    std::lock_guard lock(mu_);
+    return static_cast<bool>(job_);
   }
   // Returns when no job is running.
   void wait() {
