@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <charconv>
+#include <cstring>
 #include <cstdio>
 
 namespace evl {
@@ -24,13 +25,31 @@ void assertion_failed(const char* expr, const char* file, int line) {
   std::abort();
 }
 
+namespace {
+
+// Each byte's two lowercase hex digits: one load and one two-byte store a byte (a rebuild
+// writes some twenty digests as text for every event).
+struct HexPairs {
+  char pair[256][2];
+  constexpr HexPairs() : pair() {
+    constexpr char kDigits[] = "0123456789abcdef";
+    for (int b = 0; b < 256; ++b) {
+      pair[b][0] = kDigits[b >> 4];
+      pair[b][1] = kDigits[b & 0xf];
+    }
+  }
+};
+constexpr HexPairs kHexPairs;
+
+}  // namespace
+
 void hex_append(std::string& out, ByteView bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
   const size_t at = out.size();
   out.resize(at + 2 * bytes.size());
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    out[at + 2 * i] = kDigits[bytes[i] >> 4];
-    out[at + 2 * i + 1] = kDigits[bytes[i] & 0xf];
+  char* to = out.data() + at;
+  for (uint8_t b : bytes) {
+    std::memcpy(to, kHexPairs.pair[b], 2);
+    to += 2;
   }
 }
 

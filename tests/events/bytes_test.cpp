@@ -1,6 +1,8 @@
 #include "events/bytes.h"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
 
 #include "events/dsse.h"
 #include "events/sha256.h"
@@ -14,6 +16,25 @@ TEST_CASE("hex round-trips and rejects odd or non-hex text", "[events][bytes]") 
   CHECK(hex_decode("007FFF10").value() == b);
   CHECK_FALSE(hex_decode("abc").has_value());
   CHECK_FALSE(hex_decode("zz").has_value());
+}
+
+TEST_CASE("hex_append writes every byte value as two lowercase digits after what is there",
+          "[events][bytes]") {
+  Bytes all(256);
+  for (int b = 0; b < 256; ++b) all[b] = static_cast<uint8_t>(b);
+  std::string out = "sha256:";
+  hex_append(out, all);
+  REQUIRE(out.size() == 7 + 512);
+  CHECK(out.substr(0, 7) == "sha256:");
+  for (int b = 0; b < 256; ++b) {
+    char expected[3];
+    std::snprintf(expected, sizeof expected, "%02x", b);
+    INFO("byte " << b);
+    CHECK(out.substr(7 + 2 * b, 2) == expected);
+  }
+  CHECK(hex_decode(out.substr(7)).value() == all);
+  hex_append(out, ByteView());
+  CHECK(out.size() == 7 + 512);
 }
 
 TEST_CASE("hex_decode_into takes exactly the hex digits, every byte value tried",
