@@ -802,6 +802,20 @@ Result<SignedEvent> decode_entry(ByteView bytes) {
   return SignedEvent{Bytes(view.body.begin(), view.body.end()), std::move(view.signatures)};
 }
 
+Result<EventBody> decode_entry_body(ByteView entry, Digest& id) {
+  EnvelopeView view;
+  SignedEvent decoded;  // holds the body when the envelope could not be read in place
+  if (!read_envelope_in_place(entry, view)) {
+    auto slow = decode_canonical_entry(entry);
+    if (!slow) return slow.error();
+    decoded = std::move(slow.value());
+    view.body = decoded.body;
+  }
+  auto body = decode_body(view.body);
+  if (body) id = event_id(view.body);
+  return body;
+}
+
 Result<CheckedEntry> check_entry(ByteView bytes) {
   EnvelopeView entry;
   SignedEvent decoded;  // holds the body when the envelope could not be read in place

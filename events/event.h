@@ -153,6 +153,11 @@ Bytes encode_entry(const SignedEvent& entry);
 // Strict decoders: kRejected with a message naming the rule that the bytes break.
 Result<EventBody> decode_body(ByteView bytes);
 Result<SignedEvent> decode_entry(ByteView bytes);
+// decode_body() of an entry's body, read where it lies in the entry when the entry is in
+// canonical layout (no copy of it), and the body's event id in `id`: what a reader of stored
+// entries needs (a rebuild decodes the whole log). The errors of decode_entry, then of
+// decode_body.
+Result<EventBody> decode_entry_body(ByteView entry, Digest& id);
 // Whether `entry` is laid out word for word as encode_entry lays out a valid envelope (a body
 // and 1 to kMaxSignatures signatures). decode_entry and check_entry read such an envelope in
 // place; any other bytes get the full decoding, which accepts them only if they are canonical

@@ -13,11 +13,8 @@
 namespace evl {
 
 Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body) {
-  auto entry = decode_entry(bytes);
-  if (!entry) return corrupt("entry " + std::to_string(index) + ": " + entry.error().message());
-  auto decoded = decode_body(entry->body);
+  auto decoded = decode_entry_body(bytes, id);
   if (!decoded) return corrupt("entry " + std::to_string(index) + ": " + decoded.error().message());
-  id = event_id(entry->body);
   body = std::move(*decoded);
   return Status::ok();
 }

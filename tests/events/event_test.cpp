@@ -879,6 +879,42 @@ TEST_CASE("check_entry rejects an envelope whose body is padded with a non-zero 
 
 // ---- tampering ----------------------------------------------------------------------------
 
+TEST_CASE("decode_entry_body gives what decode_entry then decode_body give, and the id",
+          "[events][entry][layout]") {
+  // The same body or the same error for stored entries in canonical layout, every single-byte
+  // change of one (some leave it an envelope, some not), and an envelope of another layout.
+  auto same = [](const Bytes& entry) {
+    Digest id{};
+    auto in_place = decode_entry_body(entry, id);
+    auto whole = decode_entry(entry);
+    Result<EventBody> expected = whole ? decode_body(whole->body) : Result<EventBody>(whole.error());
+    REQUIRE(in_place.has_value() == expected.has_value());
+    if (!expected) {
+      CHECK(in_place.error().message() == expected.error().message());
+      return false;
+    }
+    CHECK(*in_place == *expected);
+    CHECK(id == event_id(whole->body));
+    return true;
+  };
+  const SecretKey k = test::test_key("example.org/test-author", 0x01);
+  for (const EventBody& body : manifest_bodies(k)) CHECK(same(test::signed_entry(k, body)));
+  const Bytes entry = golden_bytes("entry.bin");
+  CHECK(same(entry));
+  size_t accepted = 0;
+  for (size_t pos = 0; pos < entry.size(); ++pos) {
+    Bytes changed = entry;
+    changed[pos] ^= 0x5a;
+    INFO("byte " << pos);
+    accepted += same(changed);
+  }
+  CHECK(accepted > 0);  // changes to the signature bytes leave a decodable entry
+  std::mt19937_64 rng(5);
+  const Bytes other = encode_entry(random_envelope(16, 0, rng));  // not the canonical layout
+  REQUIRE_FALSE(entry_in_canonical_layout(other));
+  same(other);
+}
+
 TEST_CASE("check_entry rejects every single-bit and single-byte change of a stored entry",
           "[events][entry][tamper]") {
   const Bytes entry = golden_bytes("entry.bin");
