@@ -802,15 +802,26 @@ Result<SignedEvent> decode_entry(ByteView bytes) {
   return SignedEvent{Bytes(view.body.begin(), view.body.end()), std::move(view.signatures)};
 }
 
+namespace {
+
+// The envelope read in place, or, in any other layout, decoded whole into `decoded`, which then
+// holds the body that `view` refers to.
+Status read_envelope(ByteView bytes, EnvelopeView& view, SignedEvent& decoded) {
+  if (read_envelope_in_place(bytes, view)) return Status::ok();
+  auto slow = decode_canonical_entry(bytes);
+  if (!slow) return slow.error();
+  decoded = std::move(slow.value());
+  view.body = decoded.body;
+  view.signatures = std::move(decoded.signatures);
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<EventBody> decode_entry_body(ByteView entry, Digest& id) {
   EnvelopeView view;
-  SignedEvent decoded;  // holds the body when the envelope could not be read in place
-  if (!read_envelope_in_place(entry, view)) {
-    auto slow = decode_canonical_entry(entry);
-    if (!slow) return slow.error();
-    decoded = std::move(slow.value());
-    view.body = decoded.body;
-  }
+  SignedEvent decoded;
+  EVL_RETURN_IF_ERROR(read_envelope(entry, view, decoded));
   auto body = decode_body(view.body);
   if (body) id = event_id(view.body);
   return body;
@@ -818,14 +829,8 @@ Result<EventBody> decode_entry_body(ByteView entry, Digest& id) {
 
 Result<CheckedEntry> check_entry(ByteView bytes) {
   EnvelopeView entry;
-  SignedEvent decoded;  // holds the body when the envelope could not be read in place
-  if (!read_envelope_in_place(bytes, entry)) {
-    auto slow = decode_canonical_entry(bytes);
-    if (!slow) return slow.error();
-    decoded = std::move(slow.value());
-    entry.body = decoded.body;
-    entry.signatures = std::move(decoded.signatures);
-  }
+  SignedEvent decoded;
+  EVL_RETURN_IF_ERROR(read_envelope(bytes, entry, decoded));
   auto body = decode_body(entry.body);
   if (!body) return body.error();
   CheckedEntry out;
