@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include "events/internal/json_number.h"
 #include "events/utf8.h"
@@ -224,12 +225,9 @@ bool Parser::parse_value(Json& out, int depth) {
   switch (*p_) {
     case '{': return parse_object(out, depth);
     case '[': return parse_array(out, depth);
-    case '"': {
-      std::string s;
-      if (!parse_string(s)) return false;
-      out = Json(std::move(s));
-      return true;
-    }
+    case '"':
+      // Parsed into the value's own string: no temporary to move and destroy.
+      return parse_string(out.make_string());
     case '-':
     case '0':
     case '1':
@@ -251,7 +249,8 @@ bool Parser::parse_object(Json& out, int depth) {
                 "evledger's JSON nesting limit", "flatten the document");
   }
   ++p_;  // '{'
-  Json::Object members;
+  // Members are parsed in place, into the object's own vector: no temporaries to move.
+  Json::Object& members = out.make_object();
   members.reserve(4);  // most have a few: growing from 1 cost a quarter of a manifest's parse
   std::set<std::string, std::less<>> index;  // used only past kLinearKeyScanMax members
   path_.push_back(PathSegment{});
@@ -263,14 +262,19 @@ bool Parser::parse_object(Json& out, int depth) {
       path_.back().key = nullptr;
       std::string key;
       if (!parse_key(key, members, index)) return false;
-      path_.back().key = &key;
       skip_whitespace();
-      if (p_ == end_ || *p_ != ':') return unexpected(p_, "':' after the object key");
+      if (p_ == end_ || *p_ != ':') {
+        path_.back().key = &key;
+        return unexpected(p_, "':' after the object key");
+      }
       ++p_;
       skip_whitespace();
-      Json value;
-      if (!parse_value(value, depth + 1)) return false;
-      members.emplace_back(std::move(key), std::move(value));
+      // The member's key stays where the path points while its value is parsed: a nested
+      // value grows its own vectors, never this one.
+      Json::Member& member = members.emplace_back(
+          std::piecewise_construct, std::forward_as_tuple(std::move(key)), std::tuple<>());
+      path_.back().key = &member.first;
+      if (!parse_value(member.second, depth + 1)) return false;
       skip_whitespace();
       if (p_ < end_ && *p_ == ',') {
         ++p_;
@@ -285,7 +289,6 @@ bool Parser::parse_object(Json& out, int depth) {
     }
   }
   path_.pop_back();
-  out = Json(std::move(members));
   return true;
 }
 
@@ -327,7 +330,7 @@ bool Parser::parse_array(Json& out, int depth) {
                 "evledger's JSON nesting limit", "flatten the document");
   }
   ++p_;  // '['
-  Json::Array elements;
+  Json::Array& elements = out.make_array();  // parsed in place, as an object's members are
   path_.push_back(PathSegment{nullptr, 0, true});
   skip_whitespace();
   if (p_ < end_ && *p_ == ']') {
@@ -356,7 +359,6 @@ bool Parser::parse_array(Json& out, int depth) {
     }
   }
   path_.pop_back();
-  out = Json(std::move(elements));
   return true;
 }
 

@@ -77,6 +77,12 @@ class Json {
   Array& as_array() { return std::get<Array>(value_); }
   Object& as_object() { return std::get<Object>(value_); }
 
+  // Make this value an empty string, array or object in place (whatever it held is dropped)
+  // and return it, to be filled where it lies: the parser builds its values so.
+  std::string& make_string() { return value_.emplace<std::string>(); }
+  Array& make_array() { return value_.emplace<Array>(); }
+  Object& make_object() { return value_.emplace<Object>(); }
+
   // The member named key, or nullptr when this is not an object or has no such key.
   // The pointer is valid until this object is modified or destroyed.
   const Json* find(std::string_view key) const;

@@ -40,6 +40,19 @@ TEST_CASE("parse_json reads every kind of value and keeps object members in inpu
   CHECK(z[0].find("z") == nullptr);  // not an object
 }
 
+TEST_CASE("make_string, make_array and make_object replace a value with an empty one in place",
+          "[events][json]") {
+  Json value = parse_json(R"({"a":[1,"two",{"b":null}]})").value();
+  Json::Object& object = value.as_object()[0].second.as_array()[2].make_object();
+  CHECK(object.empty());
+  object.emplace_back("c", Json(true));
+  value.as_object()[0].second.as_array()[1].make_string() = "three";
+  CHECK(value == parse_json(R"({"a":[1,"three",{"c":true}]})").value());
+  Json::Array& array = value.make_array();
+  CHECK(array.empty());
+  CHECK(value.is_array());
+}
+
 TEST_CASE("parse_json accepts top-level scalars and the four whitespace characters",
           "[events][json]") {
   CHECK(parse_json("\t\r\n 7 \n").value().as_number() == 7);
