@@ -155,7 +155,9 @@ std::string comparison_preimage_text(const ComparisonInputs& in) {
       {"correctness", &in.correctness}, {"environment", &in.environment},
       {"metric", &in.metric},           {"operation", &in.operation},
       {"protocol", &in.protocol}};
-  std::string text = "{";
+  std::string text;
+  text.reserve(511);  // six digests and a metric name: one allocation
+  text += '{';
   for (const auto& [key, value] : members) {
     jcs_append_string(text, key);
     text += ':';
