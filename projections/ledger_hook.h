@@ -53,9 +53,12 @@ struct ProjectionHookOptions {
   // key order into the empty state: the store appends them (KeyValueStore::
   // expect_ascending_writes) and fills its pages. A catalog of 20,502 events rebuilt in about
   // 4% less time as one batch than as two, at 12 MB more peak memory, and appending took about
-  // 4% more off. Not for longer logs: the full pages of a first batch split on every insert
-  // of the batches after it, which cost more than they saved (7% at 96,502 events).
-  uint64_t rebuild_one_batch_max = 32768;
+  // 4% more off. At 97,902 events one batch took 10-13% less wall time than batches of a
+  // sixteenth and left 42,136 leaf pages instead of 58,834, at a peak of about 500 MB instead
+  // of 370-400 (724 MB at 131,000 events): twice the largest batch of a longer log. Longer
+  // logs fold in batches, and those do not append: the full pages of a first batch would
+  // split on every insert of the batches after it (7% slower at 96,502 events).
+  uint64_t rebuild_one_batch_max = 131072;
   // Told how far a rebuild has folded (`folded` of `total` entries), on the rebuilding thread,
   // every few hundred entries and at the end of each pass over the log; null tells nobody.
   // A rebuild passes over the log twice when a compromise voids earlier events.
