@@ -321,7 +321,7 @@ Status FoldState::flush(ThreadPool* pool) {
         if (i + 2 < end) __builtin_prefetch(texts[i + 2].data());
         status = summing_ != nullptr ? summing_->put_summed(keys[i], texts[i])
                                      : store_.put(keys[i], texts[i]);
-        runs[i]->second.changed = false;
+        if (status) runs[i]->second.changed = false;
       }
     }
   };
