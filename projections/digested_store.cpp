@@ -61,19 +61,17 @@ SummingStore::SummingStore(KeyValueStore& inner, ProjectionAccumulator start)
 SummingStore::~SummingStore() { worker_->wait(); }
 
 Status SummingStore::put(std::string_view key, std::string_view value) {
-  EVL_RETURN_IF_ERROR(inner_.put_replacing(
-      key, value, [&](std::string_view old) { removed_.add(key, old); }));
+  EVL_RETURN_IF_ERROR(put_inner(key, value));
   // Two buffers in turn, each made once at its full size (a rebuild adds tens of megabytes).
   if (added_.capacity() < kBatchBytes) added_.reserve(kBatchBytes + kBatchSlack);
   added_.add(key, value);
-  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
+  hand_over_when_full();
   return Status::ok();
 }
 
 Status SummingStore::put_summed(std::string_view key, std::string_view value) {
-  EVL_RETURN_IF_ERROR(inner_.put_replacing(
-      key, value, [&](std::string_view old) { removed_.add(key, old); }));
-  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
+  EVL_RETURN_IF_ERROR(put_inner(key, value));
+  hand_over_when_full();
   return Status::ok();
 }
 
@@ -82,8 +80,23 @@ void SummingStore::add_summed(const ProjectionAccumulator& sums) { hashed_here_.
 Status SummingStore::erase(std::string_view key) {
   EVL_RETURN_IF_ERROR(
       inner_.erase_replacing(key, [&](std::string_view old) { removed_.add(key, old); }));
-  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
+  hand_over_when_full();
   return Status::ok();
+}
+
+Status SummingStore::put_inner(std::string_view key, std::string_view value) {
+  return inner_.put_replacing(key, value, [&](std::string_view old) { removed_.add(key, old); });
+}
+
+void SummingStore::hand_over_when_full() {
+  if (added_.bytes() + removed_.bytes() >= kBatchBytes) hand_over();
+}
+
+void SummingStore::hash_here(ThreadPool* pool) {
+  hashed_here_.merge(added_.sums(pool));
+  hashed_here_.unmerge(removed_.sums(pool));
+  added_.clear();
+  removed_.clear();
 }
 
 void SummingStore::hand_over() {
@@ -91,10 +104,7 @@ void SummingStore::hand_over() {
   // than wait for it: a rebuild's flush writes records faster than one thread hashes them, and
   // so the hashing gets both cores instead of holding the writer back.
   if (worker_->busy()) {
-    hashed_here_.merge(added_.sums(nullptr));
-    hashed_here_.unmerge(removed_.sums(nullptr));
-    added_.clear();
-    removed_.clear();
+    hash_here(nullptr);
     return;
   }
   std::swap(added_, hashing_added_);
@@ -108,11 +118,7 @@ void SummingStore::hand_over() {
 }
 
 ProjectionAccumulator SummingStore::sums(ThreadPool* pool) {
-  // What was not handed over is hashed while the worker finishes.
-  hashed_here_.merge(added_.sums(pool));
-  hashed_here_.unmerge(removed_.sums(pool));
-  added_.clear();
-  removed_.clear();
+  hash_here(pool);  // what was not handed over, while the worker finishes
   worker_->wait();
   sums_.merge(hashed_here_);
   hashed_here_ = ProjectionAccumulator();

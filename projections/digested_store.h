@@ -153,6 +153,14 @@ class SummingStore final : public WriteDecorator {
   ProjectionAccumulator sums(ThreadPool* pool = nullptr);
 
  private:
+  // Writes through to the inner store; what the write replaces is subtracted.
+  Status put_inner(std::string_view key, std::string_view value);
+  // hand_over() once the copies reach kBatchBytes, so that memory stays bounded.
+  void hand_over_when_full();
+  // Hashes the records not handed over on this thread (with `pool`, optional), into
+  // hashed_here_, and empties their buffers.
+  void hash_here(ThreadPool* pool);
+
   // A record costs the writer a copy; its SHA-256 and expansion cost the worker about 1.5 µs.
   static constexpr size_t kBatchBytes = 4 << 20;
   // A batch ends with the record that reaches kBatchBytes: room for most such records too.
