@@ -887,7 +887,8 @@ TEST_CASE("decode_entry_body gives what decode_entry then decode_body give, and 
     Digest id{};
     auto in_place = decode_entry_body(entry, id);
     auto whole = decode_entry(entry);
-    Result<EventBody> expected = whole ? decode_body(whole->body) : Result<EventBody>(whole.error());
+    Result<EventBody> expected =
+        whole ? decode_body(whole->body) : Result<EventBody>(whole.error());
     REQUIRE(in_place.has_value() == expected.has_value());
     if (!expected) {
       CHECK(in_place.error().message() == expected.error().message());
