@@ -297,13 +297,20 @@ Status LedgerImpl::store_statement(lmdb::Txn& txn, const KeyPolicy& keys, uint64
     if (existing) {
       auto note = parse_note(as_chars(*existing));
       if (note && note->text == *text) return Status::ok();
-      return corrupt(what + " that the log key signed says\n" +
-                     (note ? note->text : std::string("(an unreadable note)\n")) +
-                     "but the state folded from the log gives\n" + *text +
-                     "(a bug in evledger, a tampered statement, or state changed outside "
-                     "evledger); run 'evledger rebuild --check'");
+      // A statement's first line names its format: one of another format (made by an evledger
+      // that folds the log differently) states another function of the log, which this one
+      // cannot check, and the statement of this format replaces it.
+      const auto format = [](std::string_view t) { return t.substr(0, t.find('\n') + 1); };
+      if (!note || format(note->text) == format(*text)) {
+        return corrupt(what + " that the log key signed says\n" +
+                       (note ? note->text : std::string("(an unreadable note)\n")) +
+                       "but the state folded from the log gives\n" + *text +
+                       "(a bug in evledger, a tampered statement, or state changed outside "
+                       "evledger); run 'evledger rebuild --check'");
+      }
+    } else if (existing.error().code() != Code::kNotFound) {
+      return existing.error();
     }
-    if (existing.error().code() != Code::kNotFound) return existing.error();
   }
   auto note = sign_note(*text, *log_key_);
   if (!note) return note.error().with_context("cannot sign " + what);

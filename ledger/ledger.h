@@ -143,7 +143,10 @@ class Ledger {
   // --- signed statements about the hook's state (projections/digest.h), one per checkpoint ---
   // Every commit made with a hook stores, beside its checkpoint, a signed note by the log key
   // whose text the hook gives for the state of that size (the projections: their digest).
-  // Commits made without a hook, or by an evledger from before statements, have none.
+  // Commits made without a hook, or by an evledger from before statements, have none. The
+  // text's first line names its format: a rebuild replaces the statement of the log's size when
+  // that line differs from the hook's (one made by an evledger that folds the log otherwise),
+  // and fails, changing nothing, when only the rest differs.
 
   // The newest statement, or the one for exactly `size` entries. kNotFound when there is none
   // (naming why); not an error in itself for an older ledger.

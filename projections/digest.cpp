@@ -236,7 +236,32 @@ std::string projection_statement(std::string_view origin, uint64_t size, const D
   return out;
 }
 
+std::optional<std::string_view> other_projection_format(std::string_view text) {
+  constexpr std::string_view kFamily = "evledger/projections/v";
+  const size_t end = text.find('\n');
+  if (end == std::string_view::npos || text.substr(0, kFamily.size()) != kFamily) {
+    return std::nullopt;
+  }
+  const std::string_view line = text.substr(0, end);
+  const std::string_view version = line.substr(kFamily.size());
+  if (version.empty() || version.size() > 9 || version[0] == '0' ||
+      version.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  if (line == kProjectionDigestDomain.substr(0, kProjectionDigestDomain.size() - 1)) {
+    return std::nullopt;
+  }
+  return line;
+}
+
 Result<ProjectionStatement> parse_projection_statement(std::string_view text) {
+  if (auto other = other_projection_format(text)) {
+    return rejected("the statement is of projection format '" + std::string(*other) +
+                    "', made by another version of evledger; this one folds '" +
+                    std::string(kProjectionDigestDomain.substr(
+                        0, kProjectionDigestDomain.size() - 1)) +
+                    "' and cannot check it");
+  }
   if (text.substr(0, kProjectionDigestDomain.size()) != kProjectionDigestDomain) {
     return rejected("a projection statement starts with the line " +
                     std::string(kProjectionDigestDomain.substr(

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,13 @@ struct ProjectionStatement {
 // Parses a statement body strictly (the exact form projection_statement writes); kRejected
 // naming the line otherwise.
 Result<ProjectionStatement> parse_projection_statement(std::string_view text);
+
+// The format line ("evledger/projections/v1", without its newline) of a statement body made
+// under another projection format than this evledger's, by an older or newer evledger; nullopt
+// for a statement of this format and for a text that is no statement. Such a statement states
+// the digest of a different function of the log: it is kept as history, and neither checked nor
+// compared (FORMAT.md, "Statements of another format").
+std::optional<std::string_view> other_projection_format(std::string_view text);
 
 // Opens a signed statement note: the log key's signature must verify (keys/note.h open_note's
 // rules; other signatures are ignored), the text must parse, and its origin must be the log

@@ -1,6 +1,7 @@
 #include "projections/statement_audit.h"
 
 #include "events/bytes.h"
+#include "keys/note.h"
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
 
@@ -13,6 +14,16 @@ namespace {
 Status collect_statements(const Ledger& ledger, const VerifierKey& key, StatementAudit& report) {
   EVL_RETURN_IF_ERROR(ledger.scan_statements([&](uint64_t size, std::string_view note) -> Status {
     report.failed_size = size;
+    auto opened = open_note(note, std::span<const VerifierKey>(&key, 1));
+    if (!opened) {
+      return rejected("the statement stored for size " + std::to_string(size) +
+                      " does not verify: projection statement: " + opened.error().message());
+    }
+    if (auto other = other_projection_format(opened->text)) {
+      report.other_format.emplace_back(size, std::string(*other));
+      report.failed_size.reset();
+      return Status::ok();
+    }
     auto statement = open_projection_statement(note, key);
     if (!statement) {
       return rejected("the statement stored for size " + std::to_string(size) +
@@ -46,9 +57,15 @@ Status check(const Ledger& ledger, const VerifierKey& key,
   report.entries = ledger.size();
   EVL_RETURN_IF_ERROR(collect_statements(ledger, key, report));
   if (report.statements.empty()) {
-    return not_found("ledger " + ledger.dir() + " has no projection statement to check (it was "
-                     "written before statements existed, or without projections); any append "
-                     "or 'evledger rebuild' signs one for the newest checkpoint");
+    const std::string others =
+        report.other_format.empty()
+            ? "it was written before statements existed, or without projections"
+            : std::to_string(report.other_format.size()) + " statement(s) are of projection "
+              "format '" + report.other_format.back().second + "', which this evledger does not "
+              "fold";
+    return not_found("ledger " + ledger.dir() + " has no projection statement to check (" +
+                     others + "); any append or 'evledger rebuild' signs one for the newest "
+                     "checkpoint");
   }
   std::vector<uint64_t> sizes;
   for (const auto& [size, statement] : report.statements) sizes.push_back(size);

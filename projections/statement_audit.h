@@ -6,7 +6,9 @@
 // projections the ledger serves with the newest statement. It stops at the first mismatch and
 // fills the report with the size, the digest expected (folded from the log) and the one found.
 // Checkpoints without a statement (signed before statements existed, or by a writer without
-// projections) are counted, not failures. No statement at all is kNotFound.
+// projections) are counted, not failures; so are statements of another projection format (made
+// by an evledger that folds the log otherwise), whose signature is still checked. No statement
+// of this format at all is kNotFound.
 //
 // Thread safety: reads the ledger through its own snapshots; the report is the caller's.
 #pragma once
@@ -30,6 +32,8 @@ struct StatementAudit {
   std::vector<std::pair<uint64_t, ProjectionStatement>> statements;  // by size, ascending
   uint64_t checkpoints = 0;
   std::vector<uint64_t> unstated;          // checkpoint sizes without a statement
+  // Statements of another projection format, by size: their format line.
+  std::vector<std::pair<uint64_t, std::string>> other_format;
   std::string stored_state = "unchecked";  // the stored projections against the newest statement
   std::optional<uint64_t> failed_size;
   std::optional<Digest> expected, found;

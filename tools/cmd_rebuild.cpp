@@ -35,9 +35,11 @@ constexpr const char* kUsage =
     "each statement's signature by the log key (the genesis's, or --vkey), and compares the\n"
     "stored projections with the newest statement. Reports the first mismatch with its size,\n"
     "the digest expected (folded from the log) and the one found. Checkpoints without a\n"
-    "statement (signed before statements existed, or by a writer without projections) are\n"
-    "counted, not failures. Exit 0 when everything matches, 1 on the first mismatch or when\n"
-    "there is no statement to check, 2 usage, 3 I/O.\n";
+    "statement (signed before statements existed, or by a writer without projections), and\n"
+    "statements of another projection format (made by an evledger that folds the log\n"
+    "otherwise; their signatures are checked), are counted, not failures. Exit 0 when\n"
+    "everything matches, 1 on the first mismatch or when there is no statement to check,\n"
+    "2 usage, 3 I/O.\n";
 
 // The digest of the stored projections and the log size they cover, from one read snapshot;
 // `opened` is called once that snapshot is open (or reading failed).
@@ -162,6 +164,7 @@ int check_command(const Args& args) {
     j["statements"] = report.statements.size();
     j["checkpoints"] = report.checkpoints;
     j["checkpointsWithoutStatement"] = report.unstated.size();
+    j["otherFormatStatements"] = report.other_format.size();
     j["storedState"] = report.stored_state;
     if (!report.status) {
       j["error"] = report.status.message();
@@ -181,6 +184,16 @@ int check_command(const Args& args) {
                 static_cast<unsigned long long>(report.entries), report.stored_state.c_str(),
                 report.unstated.size(), static_cast<unsigned long long>(report.checkpoints),
                 seconds);
+  }
+  if (!report.other_format.empty()) {
+    std::fprintf(stderr,
+                 "evledger: %zu statement(s) of another projection format (sizes %llu to %llu, "
+                 "the last '%s') were not checked: an evledger that folds the log the same way "
+                 "checks them\n",
+                 report.other_format.size(),
+                 static_cast<unsigned long long>(report.other_format.front().first),
+                 static_cast<unsigned long long>(report.other_format.back().first),
+                 report.other_format.back().second.c_str());
   }
   if (!report.status) {
     std::fprintf(stderr, "evledger: check FAILED: %s\n", report.status.message().c_str());

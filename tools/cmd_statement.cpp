@@ -21,6 +21,9 @@ constexpr const char* kStatementUsage =
     "N must be a size at which a commit ended. The note is checked against the genesis's log\n"
     "key before it is printed. An auditor folds the log prefix of that size and compares\n"
     "digests: 'evledger rebuild --check' does it for every statement.\n"
+    "A statement of another projection format (made by an evledger that folds the log\n"
+    "otherwise) is printed as it is, with a notice, once its signature verifies; --json\n"
+    "then prints {format, size, note}.\n"
     "--json prints {origin, size, digest, note}. Exit 0 ok, 1 no such statement or one that\n"
     "does not verify, 2 usage, 3 I/O.\n";
 
@@ -58,6 +61,29 @@ int run_statement(const Args& args) {
   if (!note) return fail(note.error().with_context("statement"));
   auto key = (*ledger)->log_verifier();
   if (!key) return fail(key.error().with_context("the log's verifier key"));
+  // A statement of another projection format (an evledger that folds the log otherwise) is
+  // printed as it is once its signature verifies: this evledger cannot check its digest.
+  if (auto opened = open_note(*note, std::span<const VerifierKey>(&*key, 1))) {
+    if (auto other = other_projection_format(opened->text)) {
+      std::fprintf(stderr,
+                   "evledger: this statement is of projection format '%s', made by another "
+                   "version of evledger; its signature by the log key verifies, but this one "
+                   "folds '%.*s' and cannot check its digest\n",
+                   std::string(*other).c_str(),
+                   static_cast<int>(kProjectionDigestDomain.size() - 1),
+                   kProjectionDigestDomain.data());
+      if (!args.has("json")) {
+        Status s = write_output("-", *note);
+        return s ? kExitOk : fail(s);
+      }
+      nlohmann::ordered_json j;
+      j["format"] = std::string(*other);
+      j["size"] = *size;
+      j["note"] = *note;
+      print_json_line(j);
+      return kExitOk;
+    }
+  }
   auto statement = open_projection_statement(*note, *key);
   if (!statement) {
     return fail(corrupt("stored " + statement.error().message() +

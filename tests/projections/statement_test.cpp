@@ -11,6 +11,7 @@
 #include "projections/digest.h"
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
+#include "projections/statement_audit.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
 #include "tests/support/raw_lmdb.h"
@@ -382,6 +383,113 @@ TEST_CASE("a changed projection record or a forged statement is caught",
     auto opened = open_projection_statement(*note, reader->log_verifier().value());
     REQUIRE_FALSE(opened.has_value());
     CHECK(opened.error().code() == Code::kRejected);
+  }
+}
+
+// The text of a statement of another projection format: the same lines under another first.
+std::string other_format_statement(std::string_view format, uint64_t size, const Digest& digest) {
+  std::string text = projection_statement(test::kTestOrigin, size, digest);
+  return std::string(format) + text.substr(text.find('\n'));
+}
+
+TEST_CASE("statements of another projection format are kept, counted and replaced by a rebuild",
+          "[projections][statement]") {
+  TempDir dir;
+  Cast cast;
+  uint64_t older = 0, newest = 0;
+  Digest stated{};
+  {
+    auto ledger = open_ledger(dir);
+    append_all(*ledger, cast.prologue_entries());
+    older = ledger->size();
+    append_activity(*ledger, cast, 0, 3);
+    newest = ledger->size();
+    stated = open_statement(*ledger, newest).digest;
+  }
+  const Digest other_digest = sha256(as_bytes(std::string_view("another fold of the log")));
+  auto store = [&](uint64_t size, const std::string& text, const SecretKey& key) {
+    auto note = sign_note(text, key);
+    REQUIRE(note.has_value());
+    auto k = u64_be(size);
+    with_raw_db(dir, "statements", [&](MDB_txn* txn, MDB_dbi dbi) {
+      put_raw(txn, dbi, as_chars(ByteView(k)), *note);
+    });
+    return *note;
+  };
+
+  CHECK(other_projection_format(other_format_statement("evledger/projections/v1", 3, stated)) ==
+        "evledger/projections/v1");
+  CHECK(other_projection_format(other_format_statement("evledger/projections/v77", 3, stated)) ==
+        "evledger/projections/v77");
+  CHECK_FALSE(other_projection_format(projection_statement("o", 3, stated)).has_value());
+  for (const char* not_a_format : {"evledger/projections/v", "evledger/projections/v01",
+                                   "evledger/projections/vx", "evledger/other/v1", ""}) {
+    INFO(not_a_format);
+    CHECK_FALSE(
+        other_projection_format(other_format_statement(not_a_format, 3, stated)).has_value());
+  }
+  auto parsed =
+      parse_projection_statement(other_format_statement("evledger/projections/v1", 3, stated));
+  REQUIRE_FALSE(parsed.has_value());
+  CHECK_THAT(parsed.error().message(), Catch::Contains("'evledger/projections/v1'"));
+
+  SECTION("at an earlier checkpoint: the audit checks its signature, counts it and passes") {
+    const std::string note =
+        store(older, other_format_statement("evledger/projections/v1", older, other_digest),
+              Cast().log);
+    auto reader = open_read_only(dir);
+    StatementAudit report = audit_projection_statements(*reader, reader->log_verifier().value());
+    INFO(report.status.message());
+    CHECK(report.status.is_ok());
+    REQUIRE(report.other_format.size() == 1);
+    CHECK(report.other_format[0] ==
+          std::pair<uint64_t, std::string>(older, "evledger/projections/v1"));
+    CHECK(report.statements.back().first == newest);
+    CHECK(cli::cmd_rebuild({"--ledger", dir.str(), "--check"}) == 0);
+    // The statement command prints it as it is.
+    CHECK(cli::cmd_statement({"--ledger", dir.str(), "--size", std::to_string(older)}) == 0);
+    CHECK(reader->statement(older).value() == note);
+  }
+  SECTION("one that does not verify still fails the audit") {
+    store(older, other_format_statement("evledger/projections/v1", older, other_digest),
+          test::test_key(std::string(test::kTestOrigin), 0x77));
+    auto reader = open_read_only(dir);
+    StatementAudit report = audit_projection_statements(*reader, reader->log_verifier().value());
+    CHECK(report.status.code() == Code::kRejected);
+    CHECK_THAT(report.status.message(), Catch::Contains("does not verify"));
+    CHECK(cli::cmd_statement({"--ledger", dir.str(), "--size", std::to_string(older)}) == 1);
+  }
+  SECTION("at the log's size: a rebuild replaces it with one of this format") {
+    store(newest, other_format_statement("evledger/projections/v1", newest, other_digest),
+          Cast().log);
+    {
+      auto reader = open_read_only(dir);
+      StatementAudit report =
+          audit_projection_statements(*reader, reader->log_verifier().value());
+      CHECK(report.status.is_ok());  // the older statements are of this format
+      CHECK(report.other_format.size() == 1);
+    }
+    auto ledger = open_ledger(dir);
+    REQUIRE(ledger->rebuild_state().is_ok());
+    CHECK(open_statement(*ledger, newest).digest == stated);
+    check_every_checkpoint_stated(*ledger);
+  }
+  SECTION("a statement of this format that differs is still refused") {
+    store(newest, projection_statement(test::kTestOrigin, newest, other_digest), Cast().log);
+    auto ledger = open_ledger(dir);
+    CHECK(ledger->rebuild_state().code() == Code::kCorrupt);
+  }
+  SECTION("only statements of another format: nothing to check") {
+    auto sizes = checkpoint_sizes(*open_read_only(dir));
+    for (uint64_t size : sizes) {
+      store(size, other_format_statement("evledger/projections/v1", size, other_digest),
+            Cast().log);
+    }
+    auto reader = open_read_only(dir);
+    StatementAudit report = audit_projection_statements(*reader, reader->log_verifier().value());
+    CHECK(report.status.code() == Code::kNotFound);
+    CHECK_THAT(report.status.message(), Catch::Contains("evledger/projections/v1"));
+    CHECK(report.other_format.size() == sizes.size());
   }
 }
 
