@@ -81,11 +81,18 @@ class KeyValueStore {
 using EntryScanner = std::function<Status(
     uint64_t from, uint64_t to, const std::function<Status(uint64_t, ByteView)>& visit)>;
 
+// Visits the entry that the ledger's manifests index names for `manifest` (the one event that
+// carries it: the ledger appends no second), as the transaction sees it, with its index; does
+// not call `visit` when no entry carries it. The bytes are valid during the call.
+using ManifestFinder = std::function<Status(
+    const Digest& manifest, const std::function<Status(uint64_t, ByteView)>& visit)>;
+
 struct AppendContext {
   KeyValueStore& store;   // the "projections" database, in the current write transaction
   KeyValueStore& sums;    // the hook's bookkeeping ("projection_sums"), same transaction
   const KeyPolicy& keys;  // the key state including this entry
   EntryScanner scan;      // the log so far, including entries staged in this transaction
+  ManifestFinder find_manifest;  // the manifests index, including this transaction's entries
 };
 
 // What a hook derives from one entry alone (AppendHook::prepare), handed back to on_entry.

@@ -282,7 +282,7 @@ Status LedgerImpl::store_statement(lmdb::Txn& txn, const KeyPolicy& keys, uint64
   const std::string& origin = keys.genesis()->origin;
   lmdb::TxnKeyValueStore state(txn, state_, true), sums(txn, sums_, true);
   state.release_pages_with([this] { release_map_locked(); });  // a seal may scan it all
-  AppendContext context{state, sums, keys, scanner(txn)};
+  AppendContext context{state, sums, keys, scanner(txn), manifest_finder(txn)};
   auto text = hook_->seal(context, origin, size);
   if (state.map_full() || sums.map_full()) rc = MDB_MAP_FULL;
   if (!text) return text.error().with_context("sealing the state of " + std::to_string(size));
@@ -565,7 +565,8 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::span<GroupRange> group,
       }
       if (hook_) {
         lmdb::TxnKeyValueStore state(txn, state_, true), sums(txn, sums_, true);
-        AppendContext context{state, sums, changed ? *changed : policy_, scanner(txn)};
+        AppendContext context{state, sums, changed ? *changed : policy_, scanner(txn),
+                              manifest_finder(txn)};
         Status hooked = hook_->on_entry(context, next, item.checked.id, item.checked.body,
                                         item.hooked.get());
         if (state.map_full() || sums.map_full()) rc = MDB_MAP_FULL;
@@ -723,7 +724,7 @@ Status LedgerImpl::reseal_state(bool refold) {
         }
         lmdb::TxnKeyValueStore state(*txn, state_, true), sums(*txn, sums_, true);
         state.release_pages_with([this] { release_map_locked(); });
-        AppendContext context{state, sums, keys, scanner(*txn)};
+        AppendContext context{state, sums, keys, scanner(*txn), manifest_finder(*txn)};
         status = hook_->rebuild(context, *size);
         if (state.map_full() || sums.map_full()) rc = MDB_MAP_FULL;
       }

@@ -81,6 +81,9 @@ class Ledger {
 
   [[nodiscard]] virtual Result<Bytes> entry(uint64_t index) const = 0;
   [[nodiscard]] virtual Result<uint64_t> find(const Digest& id) const = 0;
+  // The index of the event that carries the manifest of this digest (SHA-256 of its canonical
+  // text; the ledger appends one event per manifest); kNotFound when none does.
+  [[nodiscard]] virtual Result<uint64_t> find_manifest(const Digest& manifest) const = 0;
 
   // Visits entries [from, to) in one snapshot, in index order.
   [[nodiscard]] virtual Status scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const = 0;

@@ -70,6 +70,22 @@ Result<uint64_t> LedgerImpl::find(const Digest& id) const {
   });
 }
 
+Result<uint64_t> LedgerImpl::find_manifest(const Digest& manifest) const {
+  return with_read([&](lmdb::Txn& txn) -> Result<uint64_t> {
+    auto v = txn.get(manifests_, ByteView(manifest));
+    if (!v) {
+      if (v.error().code() == Code::kNotFound) {
+        return not_found("no event carries manifest " + digest_text(manifest));
+      }
+      return v.error();
+    }
+    if (v->size() != 8) {
+      return corrupt("manifest record of " + digest_text(manifest) + " is not 8 bytes");
+    }
+    return get_u64_be(v->data());
+  });
+}
+
 Status LedgerImpl::scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
     Bytes copy;
@@ -245,6 +261,25 @@ EntryScanner LedgerImpl::scanner(lmdb::Txn& txn) const {
                                 });
     release_map_locked();
     return scanned;
+  };
+}
+
+ManifestFinder LedgerImpl::manifest_finder(lmdb::Txn& txn) const {
+  return [this, &txn](const Digest& manifest,
+                      const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
+    auto v = txn.get(manifests_, ByteView(manifest));
+    if (!v) return v.error().code() == Code::kNotFound ? Status::ok() : v.error();
+    if (v->size() != 8) {
+      return corrupt("manifest record of " + digest_text(manifest) + " is not 8 bytes");
+    }
+    const uint64_t index = get_u64_be(v->data());
+    auto entry = txn.get(entries_, u64_be(index));
+    if (!entry) {
+      return corrupt("the manifests index names entry " + std::to_string(index) + " for " +
+                     digest_text(manifest) + ", which is missing: " + entry.error().message());
+    }
+    Bytes copy;
+    return visit(index, read_out(*entry, copy));
   };
 }
 

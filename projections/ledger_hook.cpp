@@ -45,6 +45,36 @@ ProjectedEvent projected(uint64_t index, const Digest& id, const EventBody& body
   return event;
 }
 
+// The registrations of the log before an index, for a fold that continues stored projections:
+// the ledger's manifests index names the one event that carries a manifest, and that event
+// registered it if registered_facts() says so, with its void cause under the keys the fold
+// uses (a compromise that voids anything refolds the whole log instead).
+class LogManifests final : public ManifestLookup {
+ public:
+  explicit LogManifests(const AppendContext& context) : context_(context) {}
+
+  Result<std::optional<ManifestFacts>> registered(const Digest& digest,
+                                                  uint64_t before) const override {
+    if (!context_.find_manifest) {
+      return usage_error("this ledger gave the projections no manifests index to continue from");
+    }
+    std::optional<ManifestFacts> out;
+    EVL_RETURN_IF_ERROR(
+        context_.find_manifest(digest, [&](uint64_t index, ByteView bytes) -> Status {
+          if (index >= before) return Status::ok();  // not folded yet
+          Digest id;
+          EventBody body;
+          EVL_RETURN_IF_ERROR(decode_event(index, bytes, id, body));
+          out = registered_facts(body, context_.keys.void_cause(body.author, index).has_value());
+          return Status::ok();
+        }));
+    return out;
+  }
+
+ private:
+  const AppendContext& context_;
+};
+
 bool is_key_event(const EventBody& body) {
   return std::holds_alternative<Genesis>(body.payload) ||
          std::holds_alternative<KeyGrant>(body.payload) ||
@@ -147,8 +177,11 @@ class ProjectionHook final : public AppendHook {
     }
     forward_.bind(context.store);
     if (!pending_) pending_ = std::make_unique<ProjectionBatch>(forward_, &pool());
-    return pending_->apply(projected(index, id, body, context.keys, context.keys,
-                                     dynamic_cast<PreparedManifest*>(prepared)));
+    const LogManifests manifests(context);
+    ProjectedEvent event = projected(index, id, body, context.keys, context.keys,
+                                     dynamic_cast<PreparedManifest*>(prepared));
+    event.manifests = &manifests;
+    return pending_->apply(event);
   }
 
   Status rebuild(AppendContext& context, uint64_t size) override {
@@ -329,9 +362,17 @@ Status fold_projection_digests(
                                    const std::function<Status(uint64_t, ByteView)>& visit_entry) {
     return ledger.scan(from, to, visit_entry);
   };
+  ManifestFinder finder = [&ledger](const Digest& manifest,
+                                    const std::function<Status(uint64_t, ByteView)>& visit_entry) {
+    auto index = ledger.find_manifest(manifest);
+    if (!index) return index.error().code() == Code::kNotFound ? Status::ok() : index.error();
+    auto entry = ledger.entry(*index);
+    if (!entry) return entry.error();
+    return visit_entry(*index, *entry);
+  };
   size_t next = 0;
   auto seal_at = [&](uint64_t size) -> Status {
-    AppendContext context{state, sums, keys, scanner};
+    AppendContext context{state, sums, keys, scanner, finder};
     auto sealed = hook.seal_sums(context, size);
     if (!sealed) return sealed.error();
     hook.begin_transaction();
@@ -345,7 +386,7 @@ Status fold_projection_digests(
     EventBody body;
     EVL_RETURN_IF_ERROR(decode_event(index, bytes, id, body));
     keys.apply(index, body);
-    AppendContext context{state, sums, keys, scanner};
+    AppendContext context{state, sums, keys, scanner, finder};
     EVL_RETURN_IF_ERROR(hook.on_entry(context, index, id, body, nullptr));
     if (sizes[next] == index + 1) EVL_RETURN_IF_ERROR(seal_at(sizes[next++]));
     return Status::ok();

@@ -209,6 +209,7 @@ Status apply_event(FoldState& state, const ProjectedEvent& event) {
   if (event.body == nullptr)
     return usage_error("projected event " + std::to_string(event.index) + " has no body");
   EVL_RETURN_IF_ERROR(check_order(state, event.index));
+  state.set_manifest_lookup(event.manifests, event.index);
   ApplyContext ctx{state, event, {}};
   if (event.void_cause) EVL_RETURN_IF_ERROR(record_void(ctx));
   const Payload& payload = event.body->payload;

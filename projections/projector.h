@@ -41,6 +41,7 @@
 namespace evl {
 
 struct PreparedManifest;  // projections/internal/prepared.h
+class ManifestLookup;     // projections/internal/registry.h
 
 struct ProjectedEvent {
   uint64_t index = 0;
@@ -51,6 +52,10 @@ struct ProjectedEvent {
   std::vector<std::string> author_scope;  // a runner's holds owner:<id> and host:<id>
   std::optional<std::string> void_cause;  // set when key policy voids this event
   uint32_t rerun_tolerance_milli = 50;    // δ × 1000, from the genesis
+  // Where the fold finds what earlier events registered for a manifest it has not met in the
+  // state it holds (every fold that continues a stored state needs one; a fold from an empty
+  // store meets every registration itself). Not owned; valid during apply().
+  const ManifestLookup* manifests = nullptr;
   // A manifest or observation event's prepare_manifest() result, made ahead on another thread
   // (a rebuild's decoding thread, the ledger's checking threads), or null: apply then prepares
   // it when needed. Not owned; apply takes its summary and view (and marks it taken).

@@ -90,6 +90,7 @@ class LedgerImpl final : public Ledger {
   const std::string& dir() const override { return dir_; }
   Result<Bytes> entry(uint64_t index) const override;
   Result<uint64_t> find(const Digest& id) const override;
+  Result<uint64_t> find_manifest(const Digest& manifest) const override;
   Status scan(uint64_t from, uint64_t to, const EntryVisitor& visit) const override;
   Result<uint64_t> id_count() const override;
   Status scan_ids(
@@ -166,6 +167,7 @@ class LedgerImpl final : public Ledger {
                      uint64_t& next, int& rc);
   Status grow_map();
   EntryScanner scanner(lmdb::Txn& txn) const;
+  ManifestFinder manifest_finder(lmdb::Txn& txn) const;
   // The number of entries a transaction sees (the cursor is closed before it returns).
   Result<uint64_t> log_size(const lmdb::Txn& txn) const;
   // Deletes every record of `dbi` in `txn` (the caller holds resize_mu_); an LMDB code.

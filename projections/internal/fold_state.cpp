@@ -80,10 +80,6 @@ void FoldState::mark_run_changed(DigestMap<RunView>::value_type& entry) {
   entry.second.changed = true;
 }
 
-FoldState::KnownManifest FoldState::known(const Json& summary) {
-  return known(manifest_facts(summary));
-}
-
 FoldState::KnownManifest FoldState::known(const ManifestFacts& facts) {
   KnownManifest out{true, nullptr};
   if (!(facts == ManifestFacts{})) out.facts = std::make_unique<const ManifestFacts>(facts);
@@ -93,16 +89,14 @@ FoldState::KnownManifest FoldState::known(const ManifestFacts& facts) {
 Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
   const KnownManifest* it = facts_.find(digest);
   if (it == nullptr) {
-    if (started_empty_) return nullptr;  // the store has no more than this state
-    KnownManifest found;
-    auto text = store_.get(store_keys::manifest(digest));
-    if (!text) return text.error();
-    if (text->has_value()) {
-      auto record = parse_manifest_record(digest, **text);
-      if (!record) return record.error();
-      found = known(record->summary);
+    if (started_empty_) return nullptr;  // this state met every registration there is
+    if (lookup_ == nullptr) {
+      return usage_error("a fold that continues stored projections needs the log's manifests "
+                         "(ProjectedEvent::manifests) to look up " + digest_text(digest));
     }
-    it = &(facts_[digest] = std::move(found));
+    auto found = lookup_->registered(digest, lookup_before_);
+    if (!found) return found.error();
+    it = &(facts_[digest] = *found ? known(**found) : KnownManifest{});
   }
   if (!it->registered) return nullptr;
   static const ManifestFacts kNoFacts;

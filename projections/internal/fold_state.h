@@ -2,9 +2,10 @@
 // read from the store once, kept decoded, and written back on flush().
 //
 // The fold reads a record, changes it and writes it back for nearly every event that touches
-// it. FoldState keeps what it has read or written: run views, manifest records, group records
-// and the next index as values, every other key as its text (in a list, for the families it
-// writes once and never reads); flush() writes the changed ones to the store in key order. The
+// it. FoldState keeps what it has read or written: run views, group records and the next index
+// as values, the facts of the manifests registered, every other key as its text (in a list,
+// for the families it writes once and never reads: b/, L/, s/, v/, and m/, whose registrations
+// it looks up in the log instead); flush() writes the changed ones to the store in key order. The
 // store's contents after flush() do not depend on when flush() was called: a record is the same
 // value, serialized the same way, whether it is written after each event (the ledger's append
 // transactions) or once after the whole log (a rebuild).
@@ -56,9 +57,16 @@ class FoldState {
   // The view (from find_run or add_run) has changed: write it on flush().
   void run_changed(const RunView& view);
 
-  // m/<digest>: what the fold reads of the record, or nullptr when the digest is not
-  // registered. A record never changes once registered (the first registration wins).
+  // The facts of the manifest `digest`, or nullptr when it is not registered. A registration
+  // never changes (the first wins). One this state has not met is looked up once, with the
+  // lookup set for the event being applied: it is in the log, not read back from m/.
   Result<const ManifestFacts*> find_manifest(const Digest& digest);
+  // Where find_manifest() looks up registrations made before the event at `before` (the event
+  // being applied). A state that did not start empty needs one (kUsage otherwise).
+  void set_manifest_lookup(const ManifestLookup* lookup, uint64_t before) {
+    lookup_ = lookup;
+    lookup_before_ = before;
+  }
   // Registers the manifest `digest` with its record's text (manifest_record_text); `facts` are
   // those of its summary (manifest_facts(summary)).
   void put_manifest(const Digest& digest, std::string record_text, const ManifestFacts& facts);
@@ -113,7 +121,6 @@ class FoldState {
     bool registered = false;
     std::unique_ptr<const ManifestFacts> facts;  // null when it has none (most manifests)
   };
-  static KnownManifest known(const Json& summary);
   static KnownManifest known(const ManifestFacts& facts);
 
   // The record under key_of(digest), read from the store at most once.
@@ -146,6 +153,8 @@ class FoldState {
   // Nothing reads them back (find_manifest() reads facts_), so a list, not a map.
   std::vector<std::pair<Digest, std::string>> new_manifests_;  // digest, record text
   DigestTable<KnownManifest> facts_;
+  const ManifestLookup* lookup_ = nullptr;  // set_manifest_lookup()
+  uint64_t lookup_before_ = 0;
   DigestMap<GroupRecord> groups_;
   std::optional<Slot<uint64_t>> next_;
   TextMap text_;

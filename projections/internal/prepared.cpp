@@ -5,6 +5,7 @@
 #include "events/bytes.h"
 #include "events/jcs.h"
 #include "events/kernelindex.h"
+#include "events/observation.h"
 
 namespace evl {
 namespace {
@@ -101,6 +102,34 @@ void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event) {
   p.summary_text.clear();
   p.record_index = index;
   p.record_event = event;
+}
+
+std::optional<ManifestFacts> registered_facts(const EventBody& body, bool is_void) {
+  if (is_void) return std::nullopt;
+  if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
+    PreparedManifest p = prepare_manifest(m->manifest, false);
+    if (p.object) return p.facts;
+  } else if (const auto* o = std::get_if<Observation>(&body.payload)) {
+    PreparedManifest p = prepare_manifest(o->manifest, false);  // the kind is all it needs
+    if (p.parsed && p.kind == "BenchmarkRun") return p.facts;
+  }
+  return std::nullopt;
+}
+
+void EventManifests::add(uint64_t index, const EventBody& body, bool is_void) {
+  if (const ManifestText* text = registered_manifest(body)) {
+    carriers_.push_back({index, sha256(as_bytes(text->canonical)), &body, is_void});
+  }
+}
+
+Result<std::optional<ManifestFacts>> EventManifests::registered(const Digest& digest,
+                                                                uint64_t before) const {
+  for (const Carrier& c : carriers_) {
+    if (c.index >= before) break;
+    if (c.digest != digest) continue;
+    if (auto facts = registered_facts(*c.body, c.is_void)) return facts;
+  }
+  return std::optional<ManifestFacts>();
 }
 
 std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body, const Digest* digest) {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "events/event.h"
 #include "events/json.h"
@@ -55,5 +56,28 @@ std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body,
 // Makes p's record text for a registration by the event at `index` with id `event` (when the
 // manifest is an object): a rebuild's decoding thread, ahead of the fold, or else the fold.
 void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event);
+
+// Whether the fold registers the manifest `body` carries, when no earlier event registered its
+// digest: a manifest event's when it is a JSON object, an observation's when it is a
+// BenchmarkRun, and neither when the event is void. The facts of that registration, or nullopt.
+std::optional<ManifestFacts> registered_facts(const EventBody& body, bool is_void);
+
+// A ManifestLookup over events held in memory (a fold outside a ledger: tests, tools), added in
+// log order. The bodies are not owned: they must outlive it, at the same addresses.
+class EventManifests final : public ManifestLookup {
+ public:
+  void add(uint64_t index, const EventBody& body, bool is_void);
+  Result<std::optional<ManifestFacts>> registered(const Digest& digest,
+                                                  uint64_t before) const override;
+
+ private:
+  struct Carrier {
+    uint64_t index;
+    Digest digest;
+    const EventBody* body;
+    bool is_void;
+  };
+  std::vector<Carrier> carriers_;  // the events that carry a manifest, in log order
+};
 
 }  // namespace evl

@@ -44,6 +44,18 @@ struct ManifestFacts {
 };
 ManifestFacts manifest_facts(const Json& summary);
 
+// Where the fold finds what the events before the state it holds registered, for a manifest
+// digest it has not met in that state: the log (the ledger's manifests index and the entry it
+// names), or the events of a fold held in memory (EventManifests, prepared.h).
+class ManifestLookup {
+ public:
+  virtual ~ManifestLookup() = default;
+  // The facts of `digest` when an event at an index below `before` registers it (the first
+  // that does: registered_facts() in prepared.h says which do), else nullopt.
+  [[nodiscard]] virtual Result<std::optional<ManifestFacts>> registered(const Digest& digest,
+                                                                       uint64_t before) const = 0;
+};
+
 // What the fold makes of a new manifest: jcs_serialize(manifest_summary(...)) and
 // manifest_facts() of that summary, written without building the summary (the tests compare).
 struct ManifestSummary {

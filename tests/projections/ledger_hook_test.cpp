@@ -11,6 +11,7 @@
 
 #include "ledger/ledger.h"
 #include "projections/digest.h"
+#include "projections/internal/prepared.h"
 #include "projections/projector.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
@@ -87,6 +88,10 @@ Contents naive_fold(const Ledger& ledger) {
   KeyPolicy running;
   MemoryProjectionStore store;
   Projector projector;
+  EventManifests manifests;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    manifests.add(i, bodies[i], final_keys.void_cause(bodies[i].author, i).has_value());
+  }
   for (size_t i = 0; i < bodies.size(); ++i) {
     running.apply(i, bodies[i]);
     ProjectedEvent e;
@@ -102,6 +107,7 @@ Contents naive_fold(const Ledger& ledger) {
     }
     e.void_cause = final_keys.void_cause(bodies[i].author, i);
     e.rerun_tolerance_milli = final_keys.genesis()->rerun_tolerance_milli;
+    e.manifests = &manifests;
     REQUIRE(projector.apply(store, e).is_ok());
   }
   return Contents(store.contents().begin(), store.contents().end());

@@ -158,6 +158,8 @@ uint64_t EventLog::add(Payload payload, const Actor& author,
   e.author_scope = author.scope;
   e.void_cause = std::move(void_cause);
   e.rerun_tolerance_milli = tolerance_milli;
+  manifests_->add(e.index, bodies_.back(), e.void_cause.has_value());
+  e.manifests = manifests_.get();
   events_.push_back(std::move(e));
   return events_.back().index;
 }

@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "events/event.h"
 #include "events/json.h"
+#include "projections/internal/prepared.h"
 #include "projections/projector.h"
 #include "projections/store.h"
 
@@ -76,6 +78,9 @@ class EventLog {
  private:
   std::deque<EventBody> bodies_;  // stable addresses for ProjectedEvent::body
   std::vector<ProjectedEvent> events_;
+  // What the events register, for folds that continue a stored state (every event points at
+  // it: on the heap, so that it stays where it is when the log moves).
+  std::unique_ptr<EventManifests> manifests_ = std::make_unique<EventManifests>();
 };
 
 // A small catalog: one protocol, environments on two GPUs (and B200 under another
