@@ -126,7 +126,8 @@ class AppendHook {
   // Folds entries [0, size) into an empty store.
   [[nodiscard]] virtual Status rebuild(AppendContext& context, uint64_t size) = 0;
   // How many entries the state has folded (the ledger rebuilds it at open when this differs
-  // from the log's size: a ledger written before the hook existed, or without it).
+  // from the log's size: a ledger written before the hook existed, or without it); 0 for a
+  // state the hook cannot continue (made by a version that folds the log otherwise).
   [[nodiscard]] virtual Result<uint64_t> applied_size(const KeyValueStore& store) const = 0;
   // Ends the transaction's work: brings the bookkeeping in `context.sums` up to date and returns
   // the statement text the log key signs about the state of `size` entries of log `origin`.

@@ -3,12 +3,12 @@
 //
 // The digest is a homomorphic set hash (LtHash16) over the store's records, so that a change
 // of one record changes it in time independent of the store's size:
-//     record_hash(k, v) = SHA-256("evledger/projections/v2 record\n" ‖ u64be(len k) ‖ k ‖
+//     record_hash(k, v) = SHA-256("evledger/projections/v3 record\n" ‖ u64be(len k) ‖ k ‖
 //                                 u64be(len v) ‖ v)
 //     expand(k, v)      = 2048 bytes of ChaCha20 (IETF, zero nonce) keyed by record_hash(k, v),
 //                         read as 1024 little-endian uint16 lanes
 //     lanes             = the lane-wise sum mod 2^16 of expand(k, v) over every record
-//     projection_digest = SHA-256("evledger/projections/v2\n" ‖ u64be(record count) ‖ lanes)
+//     projection_digest = SHA-256("evledger/projections/v3\n" ‖ u64be(record count) ‖ lanes)
 // with the lanes written as 1024 little-endian uint16 (projections/FORMAT.md draws it, with a
 // worked example). Two stores with the same records have the same digest, whatever the order in
 // which they were written; replacing a record subtracts its old expansion and adds the new one.
@@ -33,9 +33,13 @@
 
 namespace evl {
 
-// Bump the version in both, and in projections/FORMAT.md, together.
-inline constexpr std::string_view kProjectionDigestDomain = "evledger/projections/v2\n";
-inline constexpr std::string_view kProjectionRecordDomain = "evledger/projections/v2 record\n";
+// The projection format: the state's records and their digest. Bump the version in all three,
+// and in projections/FORMAT.md, together. The state names its format in its "#/version" record.
+inline constexpr std::string_view kProjectionFormat = "evledger/projections/v3";
+inline constexpr std::string_view kProjectionDigestDomain = "evledger/projections/v3\n";
+inline constexpr std::string_view kProjectionRecordDomain = "evledger/projections/v3 record\n";
+static_assert(kProjectionDigestDomain.substr(0, kProjectionFormat.size()) == kProjectionFormat &&
+              kProjectionRecordDomain.substr(0, kProjectionFormat.size()) == kProjectionFormat);
 
 inline constexpr size_t kProjectionLanes = 1024;
 
@@ -100,7 +104,7 @@ Result<ProjectionAccumulator> accumulate_projection_store(const ProjectionStore&
 // accumulate_projection_store(store)->digest().
 Result<Digest> projection_digest(const ProjectionStore& store);
 
-// "evledger/projections/v2\n<origin>\n<size>\n<base64 digest>\n": the body of the signed note
+// "evledger/projections/v3\n<origin>\n<size>\n<base64 digest>\n": the body of the signed note
 // the ledger stores for every checkpoint (signed by the log key).
 std::string projection_statement(std::string_view origin, uint64_t size, const Digest& digest);
 

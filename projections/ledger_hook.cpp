@@ -12,6 +12,7 @@
 #include "projections/digested_store.h"
 #include "projections/internal/log_scan.h"
 #include "projections/internal/prepared.h"
+#include "projections/internal/store_keys.h"
 #include "projections/internal/worker.h"
 #include "projections/projector.h"
 #include "projections/query.h"
@@ -45,34 +46,61 @@ ProjectedEvent projected(uint64_t index, const Digest& id, const EventBody& body
   return event;
 }
 
-// The registrations of the log before an index, for a fold that continues stored projections:
-// the ledger's manifests index names the one event that carries a manifest, and that event
-// registered it if registered_facts() says so, with its void cause under the keys the fold
-// uses (a compromise that voids anything refolds the whole log instead).
+// The registrations of the log before an index: the ledger's manifests index names the one
+// event that carries a manifest, and that event registered it if registered() (prepared.h)
+// says so, with its void cause under `keys` (for a fold, the keys it folds with: a compromise
+// that voids anything refolds the whole log instead).
 class LogManifests final : public ManifestLookup {
  public:
-  explicit LogManifests(const AppendContext& context) : context_(context) {}
+  LogManifests(ManifestFinder find, const KeyPolicy& keys) : find_(std::move(find)), keys_(keys) {}
 
-  Result<std::optional<ManifestFacts>> registered(const Digest& digest,
-                                                  uint64_t before) const override {
-    if (!context_.find_manifest) {
+  Result<std::optional<Registration>> registered(const Digest& digest,
+                                                 uint64_t before) const override {
+    if (!find_) {
       return usage_error("this ledger gave the projections no manifests index to continue from");
     }
-    std::optional<ManifestFacts> out;
-    EVL_RETURN_IF_ERROR(
-        context_.find_manifest(digest, [&](uint64_t index, ByteView bytes) -> Status {
-          if (index >= before) return Status::ok();  // not folded yet
-          Digest id;
-          EventBody body;
-          EVL_RETURN_IF_ERROR(decode_event(index, bytes, id, body));
-          out = registered_facts(body, context_.keys.void_cause(body.author, index).has_value());
-          return Status::ok();
-        }));
+    std::optional<Registration> out;
+    EVL_RETURN_IF_ERROR(find_(digest, [&](uint64_t index, ByteView bytes) -> Status {
+      if (index >= before) return Status::ok();  // not folded yet
+      Digest id;
+      EventBody body;
+      EVL_RETURN_IF_ERROR(decode_event(index, bytes, id, body));
+      out = evl::registered(body, index, keys_.void_cause(body.author, index).has_value());
+      return Status::ok();
+    }));
     return out;
   }
 
  private:
-  const AppendContext& context_;
+  ManifestFinder find_;
+  const KeyPolicy& keys_;
+};
+
+// The manifests index of a ledger, through its own read snapshots.
+ManifestFinder ledger_manifest_finder(const Ledger& ledger) {
+  return [&ledger](const Digest& manifest,
+                   const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
+    auto index = ledger.find_manifest(manifest);
+    if (!index) return index.error().code() == Code::kNotFound ? Status::ok() : index.error();
+    auto entry = ledger.entry(*index);
+    if (!entry) return entry.error();
+    return visit(*index, *entry);
+  };
+}
+
+// LogManifests over a ledger, with its current keys.
+class LedgerManifests final : public ManifestLookup {
+ public:
+  explicit LedgerManifests(const Ledger& ledger)
+      : keys_(ledger.policy()), log_(ledger_manifest_finder(ledger), keys_) {}
+  Result<std::optional<Registration>> registered(const Digest& digest,
+                                                 uint64_t before) const override {
+    return log_.registered(digest, before);
+  }
+
+ private:
+  const KeyPolicy keys_;
+  const LogManifests log_;
 };
 
 bool is_key_event(const EventBody& body) {
@@ -177,7 +205,7 @@ class ProjectionHook final : public AppendHook {
     }
     forward_.bind(context.store);
     if (!pending_) pending_ = std::make_unique<ProjectionBatch>(forward_, &pool());
-    const LogManifests manifests(context);
+    const LogManifests manifests(context.find_manifest, context.keys);
     ProjectedEvent event = projected(index, id, body, context.keys, context.keys,
                                      dynamic_cast<PreparedManifest*>(prepared));
     event.manifests = &manifests;
@@ -241,8 +269,14 @@ class ProjectionHook final : public AppendHook {
     return Status::ok();
   }
 
+  // A state of another projection format (its "#/version" record, absent before v3) reads as
+  // none: the ledger refolds it at open.
   Result<uint64_t> applied_size(const KeyValueStore& store) const override {
-    return projected_size(store);
+    auto applied = projected_size(store);
+    if (!applied || *applied == 0) return applied;
+    auto version = store.get(store_keys::kVersion);
+    if (!version) return version.error();
+    return *version == kProjectionFormat ? *applied : 0;
   }
 
   Result<std::string> seal(AppendContext& context, std::string_view origin,
@@ -348,6 +382,10 @@ std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& op
   return std::make_shared<ProjectionHook>(options);
 }
 
+std::unique_ptr<ManifestLookup> log_manifests(const Ledger& ledger) {
+  return std::make_unique<LedgerManifests>(ledger);
+}
+
 Status fold_projection_digests(
     const Ledger& ledger, std::span<const uint64_t> sizes,
     const std::function<Status(uint64_t size, const Digest& digest)>& visit) {
@@ -362,14 +400,7 @@ Status fold_projection_digests(
                                    const std::function<Status(uint64_t, ByteView)>& visit_entry) {
     return ledger.scan(from, to, visit_entry);
   };
-  ManifestFinder finder = [&ledger](const Digest& manifest,
-                                    const std::function<Status(uint64_t, ByteView)>& visit_entry) {
-    auto index = ledger.find_manifest(manifest);
-    if (!index) return index.error().code() == Code::kNotFound ? Status::ok() : index.error();
-    auto entry = ledger.entry(*index);
-    if (!entry) return entry.error();
-    return visit_entry(*index, *entry);
-  };
+  const ManifestFinder finder = ledger_manifest_finder(ledger);
   size_t next = 0;
   auto seal_at = [&](uint64_t size) -> Status {
     AppendContext context{state, sums, keys, scanner, finder};

@@ -36,6 +36,7 @@
 #include "events/sha256.h"
 #include "ledger/append_hook.h"
 #include "ledger/ledger.h"
+#include "projections/manifests.h"
 
 namespace evl {
 
@@ -66,6 +67,12 @@ struct ProjectionHookOptions {
 };
 
 std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& options = {});
+
+// The manifests that the events of `ledger`'s log register (the registry is the log: the
+// ledger's manifests index, the entries it names and the void causes of the ledger's current
+// keys), for read_run_view (query.h). Reads through the ledger's own snapshots; the ledger must
+// outlive it.
+std::unique_ptr<ManifestLookup> log_manifests(const Ledger& ledger);
 
 // The auditor's fold: folds the log of `ledger` from index 0 into a fresh in-memory state,
 // exactly as the hook keeps it (a compromise refolds), and calls `visit(n, digest)` with the

@@ -5,6 +5,7 @@
 #include "events/bytes.h"
 #include "events/jcs.h"
 #include "events/kernelindex.h"
+#include "projections/digest.h"
 #include "projections/evidence.h"
 #include "projections/internal/apply.h"
 #include "projections/internal/prepared.h"
@@ -85,13 +86,11 @@ Digest manifest_digest(const ApplyContext& ctx, const ManifestText& text) {
                                        : sha256(as_bytes(text.canonical));
 }
 
-// Registers the prepared manifest (a JSON object) under this event: its record text, made
-// here unless a rebuild's decoding thread made it for this event already, moves into the state.
-void register_manifest(ApplyContext& ctx, PreparedManifest& p) {
+// Registers the prepared manifest (a JSON object) under this event: the state keeps its facts;
+// the log keeps the registration (registered(), prepared.h, says the same).
+void register_manifest(ApplyContext& ctx, const PreparedManifest& p) {
   EVL_ASSERT(p.object);
-  if (p.record_text.empty()) prepare_record(p, ctx.event.index, ctx.event.id);
-  EVL_ASSERT(p.record_index == ctx.event.index && p.record_event == ctx.event.id);
-  ctx.state.put_manifest(p.digest, std::move(p.record_text), p.facts);
+  ctx.state.put_manifest(p.digest, p.facts);
 }
 
 Status apply_manifest(ApplyContext& ctx, const ManifestEvent& event) {
@@ -191,10 +190,15 @@ const char* leadership_cause(const EventBody& body) {
   return "new_run";
 }
 
-Status check_order(FoldState& state, uint64_t index) {
+// Checks that the event comes in log order; the first event folded into a state also writes
+// the state's format.
+Status start_event(FoldState& state, uint64_t index) {
   auto next = state.next();
   if (!next) return next.error();
-  if (!next->has_value()) return Status::ok();
+  if (!next->has_value()) {
+    state.put(store_keys::kVersion, kProjectionFormat);
+    return Status::ok();
+  }
   const uint64_t expected = **next;
   if (index < expected) {
     return usage_error("event " + std::to_string(index) +
@@ -208,7 +212,7 @@ Status check_order(FoldState& state, uint64_t index) {
 Status apply_event(FoldState& state, const ProjectedEvent& event) {
   if (event.body == nullptr)
     return usage_error("projected event " + std::to_string(event.index) + " has no body");
-  EVL_RETURN_IF_ERROR(check_order(state, event.index));
+  EVL_RETURN_IF_ERROR(start_event(state, event.index));
   state.set_manifest_lookup(event.manifests, event.index);
   ApplyContext ctx{state, event, {}};
   if (event.void_cause) EVL_RETURN_IF_ERROR(record_void(ctx));

@@ -41,7 +41,7 @@
 namespace evl {
 
 struct PreparedManifest;  // projections/internal/prepared.h
-class ManifestLookup;     // projections/internal/registry.h
+class ManifestLookup;     // projections/manifests.h
 
 struct ProjectedEvent {
   uint64_t index = 0;

@@ -81,8 +81,11 @@ Status add_group_members(const ProjectionStore& store, const RunView& view, Json
   return Status::ok();
 }
 
-// The registry summary of each referenced manifest that is in the ledger, else null.
-Status add_manifest_summaries(const ProjectionStore& store, const RunView& view, Json& out) {
+// The summary of each referenced manifest that an event the state covers registered, else null.
+Status add_manifest_summaries(const ProjectionStore& store, const ManifestLookup& manifests,
+                              const RunView& view, Json& out) {
+  auto covered = projected_size(store);
+  if (!covered) return covered.error();
   const std::pair<const char*, const std::string*> refs[] = {
       {"protocol", &view.protocol_digest},
       {"environment", &view.environment_digest},
@@ -92,9 +95,12 @@ Status add_manifest_summaries(const ProjectionStore& store, const RunView& view,
     out.set(member, Json());
     auto digest = parse_digest_text(*digest_text_value);
     if (!digest) continue;
-    auto record = find_manifest(store, *digest);
-    if (!record) return record.error();
-    if (record->has_value()) out.set(member, (*record)->summary);
+    auto registration = manifests.registered(*digest, *covered);
+    if (!registration) return registration.error();
+    if (!registration->has_value()) continue;
+    auto summary = parse_json((*registration)->summary_text);
+    if (!summary) return summary.error().with_context("the summary of " + *digest_text_value);
+    out.set(member, std::move(*summary));
   }
   return Status::ok();
 }
@@ -112,8 +118,9 @@ Json run_summary(const Json& full) {
   return out;
 }
 
+// `manifests`: where the manifest summaries come from; none for a list (they are left out).
 Result<std::optional<Json>> full_view(const ProjectionStore& store, const Digest& run,
-                                      RankingCache* cache, bool with_manifests,
+                                      RankingCache* cache, const ManifestLookup* manifests,
                                       std::vector<RankExclusion>* exclusions = nullptr) {
   auto text = store.get(store_keys::run(run));
   if (!text) return text.error();
@@ -123,7 +130,9 @@ Result<std::optional<Json>> full_view(const ProjectionStore& store, const Digest
   if (exclusions != nullptr) *exclusions = rank_exclusions(*view);
   Json out = run_view_json(*view);
   EVL_RETURN_IF_ERROR(add_group_members(store, *view, out, cache));
-  if (with_manifests) EVL_RETURN_IF_ERROR(add_manifest_summaries(store, *view, out));
+  if (manifests != nullptr) {
+    EVL_RETURN_IF_ERROR(add_manifest_summaries(store, *manifests, *view, out));
+  }
   return std::optional<Json>(std::move(out));
 }
 
@@ -194,9 +203,10 @@ Result<std::vector<Digest>> find_groups_by_prefix(const ProjectionStore& store,
   return find_by_prefix(store, store_keys::kGroups, hex_prefix, limit, "group record");
 }
 
-Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run,
+Result<std::optional<Json>> read_run_view(const ProjectionStore& store,
+                                          const ManifestLookup& manifests, const Digest& run,
                                           std::vector<RankExclusion>* exclusions) {
-  return full_view(store, run, nullptr, true, exclusions);
+  return full_view(store, run, nullptr, &manifests, exclusions);
 }
 
 Result<std::vector<Json>> list_runs(const ProjectionStore& store, const RunFilter& filter) {
@@ -218,7 +228,7 @@ Result<std::vector<Json>> list_runs(const ProjectionStore& store, const RunFilte
   RankingCache cache(store);
   std::vector<Json> out;
   for (const Digest& run : runs) {
-    auto view = full_view(store, run, &cache, false);
+    auto view = full_view(store, run, &cache, nullptr);
     if (!view) return view.error();
     if (view->has_value()) out.push_back(run_summary(**view));
   }
@@ -253,16 +263,6 @@ Result<std::vector<Json>> leadership_history(const ProjectionStore& store,
       out.push_back(std::move(record));
   }
   return out;
-}
-
-Result<std::optional<Json>> read_manifest_record(const ProjectionStore& store,
-                                                 const Digest& digest) {
-  auto text = store.get(store_keys::manifest(digest));
-  if (!text) return text.error();
-  if (!text->has_value()) return std::optional<Json>();
-  auto j = parse_json(**text);
-  if (!j) return corrupt("stored manifest record " + digest_text(digest) + " is damaged");
-  return std::optional<Json>(std::move(j).value());
 }
 
 Result<std::vector<Json>> list_void_events(const ProjectionStore& store) {

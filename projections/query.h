@@ -21,14 +21,18 @@
 
 #include "events/json.h"
 #include "events/sha256.h"
+#include "projections/manifests.h"
 #include "projections/run_view.h"
 #include "projections/store.h"
 
 namespace evl {
 
-// The full run view, or nullopt when no observation of `run` is projected. With `exclusions`,
-// also why the run has no rank (empty when it has one).
-Result<std::optional<Json>> read_run_view(const ProjectionStore& store, const Digest& run,
+// The full run view, or nullopt when no observation of `run` is projected. Its protocol,
+// environment, workload and implementation members are the summaries of the manifests it
+// references, when an event the projections cover registered them (found with `manifests`: the
+// log), else null. With `exclusions`, also why the run has no rank (empty when it has one).
+Result<std::optional<Json>> read_run_view(const ProjectionStore& store,
+                                          const ManifestLookup& manifests, const Digest& run,
                                           std::vector<RankExclusion>* exclusions = nullptr);
 
 // The observed runs whose digest's hex starts with `hex_prefix` (lowercase hex digits, from
@@ -56,10 +60,6 @@ Result<std::vector<Json>> list_groups(const ProjectionStore& store);
 // Leadership history in log order (then by group): group, run, previous, cause, index.
 Result<std::vector<Json>> leadership_history(const ProjectionStore& store,
                                              const std::optional<Digest>& group = std::nullopt);
-
-// The registry record of a manifest: {index, event, summary}, or nullopt.
-Result<std::optional<Json>> read_manifest_record(const ProjectionStore& store,
-                                                 const Digest& digest);
 
 // Void events ({index, event, kind, author, target, cause}) and skipped events ({..., reason}),
 // in log order.

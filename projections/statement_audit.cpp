@@ -41,13 +41,17 @@ Status collect_statements(const Ledger& ledger, const VerifierKey& key, Statemen
     report.failed_size.reset();
     return Status::ok();
   }));
-  size_t next = 0;
+  size_t next = 0, other = 0;
   return ledger.scan_checkpoints([&](uint64_t size, std::string_view) -> Status {
     ++report.checkpoints;
     while (next < report.statements.size() && report.statements[next].first < size) ++next;
-    if (next == report.statements.size() || report.statements[next].first != size) {
-      report.unstated.push_back(size);
+    while (other < report.other_format.size() && report.other_format[other].first < size) {
+      ++other;
     }
+    const bool stated =
+        (next < report.statements.size() && report.statements[next].first == size) ||
+        (other < report.other_format.size() && report.other_format[other].first == size);
+    if (!stated) report.unstated.push_back(size);
     return Status::ok();
   });
 }

@@ -28,7 +28,7 @@ constexpr const char* kUsage =
     "and after (they must be equal: the projections are a pure function of the log) and the\n"
     "signed statement of the newest checkpoint, which must state the rebuilt digest (the\n"
     "rebuild fails, changing nothing, when it does not):\n"
-    "  evledger/projections/v2 <origin> <size> <base64 digest>\n"
+    "  evledger/projections/v3 <origin> <size> <base64 digest>\n"
     "\n"
     "--check changes nothing (the ledger is opened read-only): it folds the log into a fresh\n"
     "in-memory state and compares its digest at every size with a stored statement, checks\n"

@@ -2,6 +2,7 @@
 // anyone can verify against the log.
 #include "keys/checkpoint.h"
 #include "keys/note.h"
+#include "projections/ledger_hook.h"
 #include "projections/query.h"
 #include "tools/commands.h"
 #include "tools/projection_cli.h"
@@ -35,7 +36,7 @@ int run(const Args& args) {
     auto run = resolve_run(state, *prefix, "RUN");
     if (!run) return run.error();
     std::vector<RankExclusion> unranked;
-    auto view = read_run_view(state, *run, &unranked);
+    auto view = read_run_view(state, *log_manifests(ledger), *run, &unranked);
     if (!view) return view.error();
     if (!*view) return not_found("no observation of run " + digest_text(*run) + " in this ledger");
     if (args.has("json")) {

@@ -16,7 +16,7 @@ constexpr const char* kStatementUsage =
     "\n"
     "Prints the signed projection statement of the log's newest checkpoint, or of the one of\n"
     "exactly N entries, verbatim: a C2SP signed note by the log key whose text is\n"
-    "  evledger/projections/v2\\n<origin>\\n<size>\\n<base64 projection digest>\\n\n"
+    "  evledger/projections/v3\\n<origin>\\n<size>\\n<base64 projection digest>\\n\n"
     "The ledger stores one with every checkpoint (a commit by a writer with projections), so\n"
     "N must be a size at which a commit ended. The note is checked against the genesis's log\n"
     "key before it is printed. An auditor folds the log prefix of that size and compares\n"

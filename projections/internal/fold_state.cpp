@@ -96,17 +96,15 @@ Result<const ManifestFacts*> FoldState::find_manifest(const Digest& digest) {
     }
     auto found = lookup_->registered(digest, lookup_before_);
     if (!found) return found.error();
-    it = &(facts_[digest] = *found ? known(**found) : KnownManifest{});
+    it = &(facts_[digest] = *found ? known((*found)->facts) : KnownManifest{});
   }
   if (!it->registered) return nullptr;
   static const ManifestFacts kNoFacts;
   return it->facts ? it->facts.get() : &kNoFacts;  // on the heap: stays where it is
 }
 
-void FoldState::put_manifest(const Digest& digest, std::string record_text,
-                             const ManifestFacts& facts) {
+void FoldState::put_manifest(const Digest& digest, const ManifestFacts& facts) {
   facts_[digest] = known(facts);
-  new_manifests_.emplace_back(digest, std::move(record_text));
 }
 
 Result<GroupRecord*> FoldState::find_group(const Digest& key) {
@@ -343,18 +341,6 @@ Status FoldState::flush_before_runs(TextMap::iterator& text, size_t& once) {
     return group ? store_.put(store_keys::group(key), group_record_text(*group))
                  : store_.erase(store_keys::group(key));
   }));
-  EVL_RETURN_IF_ERROR(flush_text_below(text, once, store_keys::kManifests));
-  // Key order; of two registrations of one digest (the fold makes none), the later is written
-  // last, as a map would keep it.
-  std::stable_sort(new_manifests_.begin(), new_manifests_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i < new_manifests_.size(); ++i) {
-    // The texts were made on the decoding threads, long before: fetch ahead.
-    if (i + 2 < new_manifests_.size()) __builtin_prefetch(new_manifests_[i + 2].second.data());
-    const auto& [digest, text] = new_manifests_[i];
-    EVL_RETURN_IF_ERROR(store_.put(store_keys::manifest(digest), text));
-  }
-  new_manifests_.clear();  // written: reads use facts_
   return flush_text_below(text, once, store_keys::kRuns);
 }
 

@@ -4,8 +4,9 @@
 // The fold reads a record, changes it and writes it back for nearly every event that touches
 // it. FoldState keeps what it has read or written: run views, group records and the next index
 // as values, the facts of the manifests registered, every other key as its text (in a list,
-// for the families it writes once and never reads: b/, L/, s/, v/, and m/, whose registrations
-// it looks up in the log instead); flush() writes the changed ones to the store in key order. The
+// for the families it writes once and never reads: b/, L/, s/, v/). Registrations are not
+// records: the log holds them, and the state looks up those it has not met there.
+// flush() writes the changed records to the store in key order. The
 // store's contents after flush() do not depend on when flush() was called: a record is the same
 // value, serialized the same way, whether it is written after each event (the ledger's append
 // transactions) or once after the whole log (a rebuild).
@@ -67,9 +68,9 @@ class FoldState {
     lookup_ = lookup;
     lookup_before_ = before;
   }
-  // Registers the manifest `digest` with its record's text (manifest_record_text); `facts` are
-  // those of its summary (manifest_facts(summary)).
-  void put_manifest(const Digest& digest, std::string record_text, const ManifestFacts& facts);
+  // Registers the manifest `digest`, with the facts of its summary (nothing is written: the
+  // registry is the log).
+  void put_manifest(const Digest& digest, const ManifestFacts& facts);
 
   // G/<key>: nullptr when the group has no record.
   Result<GroupRecord*> find_group(const Digest& key);
@@ -149,9 +150,6 @@ class FoldState {
   DigestTable<bool> run_keys_;  // runs with views, while started_empty_
   DigestMap<RunView> runs_;
   std::vector<DigestMap<RunView>::value_type*> changed_runs_;  // in runs_, until flush()
-  // Registered since the last flush(), in registration order: flush() sorts and writes them.
-  // Nothing reads them back (find_manifest() reads facts_), so a list, not a map.
-  std::vector<std::pair<Digest, std::string>> new_manifests_;  // digest, record text
   DigestTable<KnownManifest> facts_;
   const ManifestLookup* lookup_ = nullptr;  // set_manifest_lookup()
   uint64_t lookup_before_ = 0;

@@ -36,8 +36,7 @@ struct EntryChunk {
   std::vector<size_t> ends;
 };
 
-// Decodes a chunk and prepares its manifests, with the text of the m/ record each would
-// register (pure functions: any thread).
+// Decodes a chunk and prepares its manifests (pure functions: any thread).
 std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
   std::vector<DecodedEntry> out;
   out.reserve(chunk.ends.size());
@@ -53,7 +52,6 @@ std::vector<DecodedEntry> decode_chunk(const EntryChunk& chunk) {
       continue;
     }
     std::unique_ptr<PreparedManifest> prepared = prepare_event(body);
-    if (prepared) prepare_record(*prepared, index, id);
     out.push_back({index, id, std::move(body), std::move(prepared)});
   }
   return out;

@@ -1,8 +1,8 @@
 // projections/internal/log_scan.h — a rebuild's pass over the log: entries decoded and their
 // manifests prepared on two threads, visited in log order on the calling one.
 //
-// Decoding an entry (the canonical-form checks, the event id's hash, the manifest's parsing,
-// summary and record text) costs more than folding it, so a second thread decodes chunks of
+// Decoding an entry (the canonical-form checks, the event id's hash, the manifest's parsing
+// and summary) costs more than folding it, so a second thread decodes chunks of
 // entries ahead of the fold. The fold's thread copies each chunk out of the transaction (only
 // it may read the transaction) and, when the next chunk to visit is still being decoded, decodes
 // a later one itself instead of waiting: the two threads share the decoding in whatever
@@ -28,8 +28,8 @@ namespace evl {
 // decode.
 [[nodiscard]] Status decode_event(uint64_t index, ByteView bytes, Digest& id, EventBody& body);
 
-// `prepared` is the event's prepare_manifest() result, with the record text its registration
-// would write (prepare_record), for a manifest or observation event; null for others.
+// `prepared` is the event's prepare_manifest() result for a manifest or observation event;
+// null for others.
 using BodyVisitor = std::function<Status(uint64_t index, const Digest& id, const EventBody& body,
                                          PreparedManifest* prepared)>;
 

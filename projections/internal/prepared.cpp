@@ -95,25 +95,19 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
   return out;
 }
 
-void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event) {
-  if (!p.object) return;
-  p.record_text = manifest_record_text(
-      ManifestRecord{p.digest, p.kind, index, event, Json(), std::move(p.summary_text)});
-  p.summary_text.clear();
-  p.record_index = index;
-  p.record_event = event;
-}
-
-std::optional<ManifestFacts> registered_facts(const EventBody& body, bool is_void) {
+std::optional<Registration> registered(const EventBody& body, uint64_t index, bool is_void) {
   if (is_void) return std::nullopt;
+  PreparedManifest p;
   if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
-    PreparedManifest p = prepare_manifest(m->manifest, false);
-    if (p.object) return p.facts;
+    p = prepare_manifest(m->manifest, false);
+    if (!p.object) return std::nullopt;
   } else if (const auto* o = std::get_if<Observation>(&body.payload)) {
-    PreparedManifest p = prepare_manifest(o->manifest, false);  // the kind is all it needs
-    if (p.parsed && p.kind == "BenchmarkRun") return p.facts;
+    p = prepare_manifest(o->manifest, false);  // no view: the kind is all it needs
+    if (!p.parsed || p.kind != "BenchmarkRun") return std::nullopt;
+  } else {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return Registration{index, std::move(p.facts), std::move(p.summary_text)};
 }
 
 void EventManifests::add(uint64_t index, const EventBody& body, bool is_void) {
@@ -122,14 +116,14 @@ void EventManifests::add(uint64_t index, const EventBody& body, bool is_void) {
   }
 }
 
-Result<std::optional<ManifestFacts>> EventManifests::registered(const Digest& digest,
-                                                                uint64_t before) const {
+Result<std::optional<Registration>> EventManifests::registered(const Digest& digest,
+                                                               uint64_t before) const {
   for (const Carrier& c : carriers_) {
     if (c.index >= before) break;
     if (c.digest != digest) continue;
-    if (auto facts = registered_facts(*c.body, c.is_void)) return facts;
+    if (auto r = evl::registered(*c.body, c.index, c.is_void)) return r;
   }
-  return std::optional<ManifestFacts>();
+  return std::optional<Registration>();
 }
 
 std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body, const Digest* digest) {

@@ -1,7 +1,7 @@
 // projections/internal/prepared.h — what the fold derives from a manifest or observation event
-// alone: the manifest's digest, whether it parses, its kind, its summary's stored text, the
-// facts runs read of it and, for an observation, the view it starts. The parsed
-// manifest itself is not kept: it is freed on the thread that made it.
+// alone: the manifest's digest, whether it parses, its kind, its summary's text, the facts runs
+// read of it and, for an observation, the view it starts. The parsed manifest itself is not
+// kept: it is freed on the thread that made it.
 //
 // These are pure functions of the event's bytes, so they are made off the fold's thread: a
 // rebuild prepares them on its decoding thread, a chunk ahead of the fold, and an append on the
@@ -36,13 +36,7 @@ struct PreparedManifest final : PreparedEntry {
   std::string summary_text;       // jcs_serialize(manifest_summary(digest, manifest, metadata))
   ManifestFacts facts;            // manifest_facts() of that summary
   std::optional<RunView> view;    // an observed BenchmarkRun's new view (without its event)
-  // The m/ record's text (manifest_record_text) for a registration by the event at
-  // `record_index` with id `record_event`, when the preparer knew them (prepare_record): made
-  // off the fold's thread, and the summary's text is dropped then. Empty otherwise.
-  std::string record_text;
-  uint64_t record_index = 0;
-  Digest record_event{};
-  bool taken = false;             // the fold moved the summary's text and the view out
+  bool taken = false;             // the fold moved the view out
 };
 
 // `observation`: the event observes the run the manifest describes, so a BenchmarkRun also gets
@@ -53,22 +47,18 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
 // A manifest or observation event's prepare_manifest(); null for other events.
 std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body,
                                                 const Digest* digest = nullptr);
-// Makes p's record text for a registration by the event at `index` with id `event` (when the
-// manifest is an object): a rebuild's decoding thread, ahead of the fold, or else the fold.
-void prepare_record(PreparedManifest& p, uint64_t index, const Digest& event);
-
-// Whether the fold registers the manifest `body` carries, when no earlier event registered its
-// digest: a manifest event's when it is a JSON object, an observation's when it is a
-// BenchmarkRun, and neither when the event is void. The facts of that registration, or nullopt.
-std::optional<ManifestFacts> registered_facts(const EventBody& body, bool is_void);
+// Whether the fold registers the manifest `body` (the event at `index`) carries, when no earlier
+// event registered its digest: a manifest event's when it is a JSON object, an observation's
+// when it is a BenchmarkRun, and neither when the event is void. That registration, or nullopt.
+std::optional<Registration> registered(const EventBody& body, uint64_t index, bool is_void);
 
 // A ManifestLookup over events held in memory (a fold outside a ledger: tests, tools), added in
 // log order. The bodies are not owned: they must outlive it, at the same addresses.
 class EventManifests final : public ManifestLookup {
  public:
   void add(uint64_t index, const EventBody& body, bool is_void);
-  Result<std::optional<ManifestFacts>> registered(const Digest& digest,
-                                                  uint64_t before) const override;
+  Result<std::optional<Registration>> registered(const Digest& digest,
+                                                 uint64_t before) const override;
 
  private:
   struct Carrier {

@@ -10,7 +10,6 @@
 #include "events/jcs.h"
 #include "events/kernelindex.h"
 #include "projections/internal/jcs_writer.h"
-#include "projections/internal/store_keys.h"
 
 namespace evl {
 namespace {
@@ -154,55 +153,6 @@ ManifestFacts manifest_facts(const Json& summary) {
   return ManifestFacts{summary_hardware(summary), json_string(summary, "operationSpecDigest"),
                        json_string(summary, "correctnessKey"),
                        source != nullptr && source->is_bool() && source->as_bool()};
-}
-
-Result<ManifestRecord> parse_manifest_record(const Digest& digest, std::string_view text) {
-  Status damaged = corrupt("stored manifest record " + digest_text(digest) +
-                           " is damaged; rebuild the projections (evledger rebuild)");
-  auto parsed = parse_json(text);
-  if (!parsed) return damaged;
-  const Json* summary = parsed->find("summary");
-  const Json* index = parsed->find("index");
-  auto event = parse_digest_text(json_string(*parsed, "event").value_or(""));
-  if (summary == nullptr || !summary->is_object() || index == nullptr || !index->is_number() ||
-      !(index->as_number() >= 0 && index->as_number() < 9007199254740992.0) || !event) {
-    return damaged;
-  }
-  ManifestRecord record;
-  record.digest = digest;
-  record.kind = json_string(*summary, "kind").value_or("");
-  record.index = static_cast<uint64_t>(index->as_number());
-  record.event = *event;
-  record.summary = *summary;
-  return record;
-}
-
-Result<std::optional<ManifestRecord>> find_manifest(const ProjectionStore& store,
-                                                    const Digest& digest) {
-  auto text = store.get(store_keys::manifest(digest));
-  if (!text) return text.error();
-  if (!text->has_value()) return std::optional<ManifestRecord>();
-  auto record = parse_manifest_record(digest, **text);
-  if (!record) return record.error();
-  return std::optional<ManifestRecord>(std::move(record).value());
-}
-
-std::string manifest_record_text(const ManifestRecord& record) {
-  std::string out;
-  // Room for the event and the index (about 100 characters) and the summary: one allocation
-  // instead of one for each doubling.
-  out.reserve(128 + record.summary_text.size());
-  {
-    JcsObjectWriter w(out);
-    w.digest("event", record.event);
-    w.number("index", static_cast<double>(record.index));
-    if (record.summary_text.empty()) {
-      w.json("summary", record.summary);
-    } else {
-      w.key("summary") += record.summary_text;
-    }
-  }
-  return out;
 }
 
 }  // namespace evl

@@ -40,7 +40,6 @@ std::string index20(uint64_t index) {
   return out;
 }
 
-std::string manifest(const Digest& digest) { return hex_key(kManifests, digest); }
 std::string run(const Digest& run) { return hex_key(kRuns, run); }
 std::string waiting_prefix(const Digest& manifest) { return hex_key(kWaiting, manifest, "/"); }
 std::string waiting(const Digest& manifest, uint64_t run_index) {

@@ -16,7 +16,7 @@
 namespace evl::store_keys {
 
 inline constexpr std::string_view kNext = "#/next";      // the next log index to apply
-inline constexpr std::string_view kManifests = "m/";     // m/<manifest>
+inline constexpr std::string_view kVersion = "#/version";  // the state's projection format
 inline constexpr std::string_view kRuns = "r/";          // r/<run>
 inline constexpr std::string_view kWaiting = "w/";       // w/<manifest>/<run index>
 inline constexpr std::string_view kOrphans = "o/";       // o/<target run>/<event index>/<role>
@@ -31,7 +31,6 @@ inline constexpr std::string_view kSkipped = "s/";       // s/<event index>
 std::string hex(const Digest& digest);
 std::string index20(uint64_t index);
 
-std::string manifest(const Digest& digest);
 std::string run(const Digest& run);
 std::string waiting_prefix(const Digest& manifest);
 std::string waiting(const Digest& manifest, uint64_t run_index);

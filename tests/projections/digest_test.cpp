@@ -23,7 +23,7 @@ namespace {
 Digest reference_digest(const std::map<std::string, std::string>& records) {
   std::vector<uint32_t> lanes(1024, 0);
   for (const auto& [key, value] : records) {
-    std::string preimage = "evledger/projections/v2 record\n";
+    std::string preimage = "evledger/projections/v3 record\n";
     auto length = [&](size_t n) {
       for (int shift = 56; shift >= 0; shift -= 8) preimage += static_cast<char>((n >> shift) & 0xff);
     };
@@ -39,7 +39,7 @@ Digest reference_digest(const std::map<std::string, std::string>& records) {
       lanes[i] = (lanes[i] + stream[2 * i] + 256u * stream[2 * i + 1]) % 65536;
     }
   }
-  std::string hashed = "evledger/projections/v2\n";
+  std::string hashed = "evledger/projections/v3\n";
   for (int shift = 56; shift >= 0; shift -= 8) {
     hashed += static_cast<char>((records.size() >> shift) & 0xff);
   }
@@ -61,20 +61,20 @@ TEST_CASE("the projection digest of FORMAT.md's worked example", "[projections][
   REQUIRE(store.put("b", "2").is_ok());
   REQUIRE(store.put("a", "1").is_ok());
   CHECK(hex_encode(projection_record_hash("a", "1")) ==
-        "07580a1830eda118f0bf0a7a86f27d24f866ac24c38c2780ced171456ecd0a58");
+        "cc3a97b42488332dc5b143bf62b707d4e674be287d1abe905f21cee80487e87d");
   CHECK(hex_encode(projection_record_hash("b", "2")) ==
-        "d7e8ee58b3c606e828fa5c49a80ec30a3680f752fc0d043b56898f29253995de");
+        "33710fad8b681fc72b2c108624340b633fca81b0957c899da61b2451e46060b4");
   ProjectionAccumulator a, b;
   a.add("a", "1");
   b.add("b", "2");
   auto sums = accumulate_projection_store(store);
   REQUIRE(sums.has_value());
   const std::pair<size_t, std::array<uint16_t, 3>> lanes[] = {
-      {0, {0x04b5, 0x07c5, 0x0c7a}},
-      {1, {0x36be, 0x8025, 0xb6e3}},
-      {2, {0x49c4, 0x1564, 0x5f28}},
-      {3, {0xd9c9, 0x7911, 0x52da}},
-      {1023, {0xeae7, 0x8cb7, 0x779e}}};
+      {0, {0x3dec, 0xbd85, 0xfb71}},
+      {1, {0x8159, 0x4da6, 0xceff}},
+      {2, {0x5855, 0x3e8a, 0x96df}},
+      {3, {0x9ec0, 0x2ebd, 0xcd7d}},
+      {1023, {0x2c79, 0x373f, 0x63b8}}};
   for (const auto& [i, want] : lanes) {
     INFO("lane " << i);
     CHECK(a.lanes()[i] == want[0]);
@@ -83,14 +83,14 @@ TEST_CASE("the projection digest of FORMAT.md's worked example", "[projections][
   }
   Bytes serialized = sums->serialize();
   REQUIRE(serialized.size() == 2056);
-  CHECK(hex_encode(ByteView(serialized.data(), 16)) == "00000000000000027a0ce3b6285fda52");
+  CHECK(hex_encode(ByteView(serialized.data(), 16)) == "000000000000000271fbffcedf967dcd");
   Digest digest = digest_of(store);
   CHECK(digest_text(digest) ==
-        "sha256:0900c75804c3461ab65818a9de31e02c96d4ebfc4f7d359eb2788b2edccb191d");
-  CHECK(base64_encode(digest) == "CQDHWATDRhq2WBip3jHgLJbU6/xPfTWesniLLtzLGR0=");
+        "sha256:e99a5876a556803f604c3cfa439e9910dd34632f387d84e5e2e5a4b4f28e7f2b");
+  CHECK(base64_encode(digest) == "6ZpYdqVWgD9gTDz6Q56ZEN00Yy84fYTl4uWktPKOfys=");
   CHECK(digest == reference_digest({{"a", "1"}, {"b", "2"}}));
   CHECK(digest_text(digest_of(MemoryProjectionStore())) ==
-        "sha256:9436e1d509654a43b85a142969e2b90c611d4ec0845d873c876548ab4a56b67c");
+        "sha256:8e6ddc36d93991ce7e37ebb772c48246592ad584b1843ccab7f0a9f76da9f1c6");
 }
 
 TEST_CASE("the digest changes with any key or value and not with the order of writes",
@@ -371,7 +371,7 @@ TEST_CASE("the projection statement is the documented note body and parses back 
   Digest d{};
   d.fill(0xab);
   const std::string text = projection_statement("example.org/log", 42, d);
-  CHECK(text == "evledger/projections/v2\nexample.org/log\n42\n" + base64_encode(d) + "\n");
+  CHECK(text == "evledger/projections/v3\nexample.org/log\n42\n" + base64_encode(d) + "\n");
   auto parsed = parse_projection_statement(text);
   REQUIRE(parsed.has_value());
   CHECK(parsed->origin == "example.org/log");
@@ -379,11 +379,11 @@ TEST_CASE("the projection statement is the documented note body and parses back 
   CHECK(parsed->digest == d);
   for (const std::string& bad :
        {std::string("evledger/projections/v1\nexample.org/log\n42\n") + base64_encode(d) + "\n",
-        "evledger/projections/v2\nexample.org/log\n042\n" + base64_encode(d) + "\n",
-        "evledger/projections/v2\n\n42\n" + base64_encode(d) + "\n",
-        "evledger/projections/v2\nexample.org/log\n42\n" + base64_encode(d),
-        "evledger/projections/v2\nexample.org/log\n42\n" + base64_encode(d) + "\nmore\n",
-        std::string("evledger/projections/v2\nexample.org/log\n42\nAAAA\n")}) {
+        "evledger/projections/v3\nexample.org/log\n042\n" + base64_encode(d) + "\n",
+        "evledger/projections/v3\n\n42\n" + base64_encode(d) + "\n",
+        "evledger/projections/v3\nexample.org/log\n42\n" + base64_encode(d),
+        "evledger/projections/v3\nexample.org/log\n42\n" + base64_encode(d) + "\nmore\n",
+        std::string("evledger/projections/v3\nexample.org/log\n42\nAAAA\n")}) {
     INFO(bad);
     CHECK(parse_projection_statement(bad).error().code() == Code::kRejected);
   }

@@ -267,12 +267,22 @@ MemoryProjectionStore fold_all(const EventLog& log) {
   return store;
 }
 
-Json view_of(const ProjectionStore& store, const Digest& run) {
-  auto view = read_run_view(store, run);
+Json view_of(const ProjectionStore& store, const EventLog& log, const Digest& run) {
+  auto view = read_run_view(store, log.manifests(), run);
   INFO(digest_text(run) << (view ? "" : ": " + view.error().message()));
   REQUIRE(view.has_value());
   REQUIRE(view->has_value());
   return **view;
+}
+
+std::optional<Registration> registration_of(const ProjectionStore& store, const EventLog& log,
+                                            const Digest& digest) {
+  auto covered = projected_size(store);
+  REQUIRE(covered.has_value());
+  auto registration = log.manifests().registered(digest, *covered);
+  INFO((registration ? "" : registration.error().message()));
+  REQUIRE(registration.has_value());
+  return *registration;
 }
 
 Json at(const Json& value, const std::string& dotted_path) {

@@ -72,6 +72,8 @@ class EventLog {
   uint64_t disqualify(const Digest& target, const std::string& source);
 
   const std::vector<ProjectedEvent>& events() const { return events_; }
+  // What the events register (every event's ProjectedEvent::manifests).
+  const ManifestLookup& manifests() const { return *manifests_; }
   size_t size() const { return events_.size(); }
   uint32_t tolerance_milli = 50;
 
@@ -99,8 +101,12 @@ struct World {
 void fold(ProjectionStore& store, const EventLog& log, size_t from = 0, size_t to = SIZE_MAX);
 MemoryProjectionStore fold_all(const EventLog& log);
 
-// The full view of a run (read_run_view); REQUIREs it to exist.
-Json view_of(const ProjectionStore& store, const Digest& run);
+// The full view of a run (read_run_view, with the manifests `log` registers); REQUIREs it to
+// exist.
+Json view_of(const ProjectionStore& store, const EventLog& log, const Digest& run);
+// The registration of `digest` by an event that the store's projections cover, or nullopt.
+std::optional<Registration> registration_of(const ProjectionStore& store, const EventLog& log,
+                                            const Digest& digest);
 // A member of a JSON object by dotted path, or null.
 Json at(const Json& value, const std::string& dotted_path);
 

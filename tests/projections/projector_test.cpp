@@ -71,7 +71,7 @@ TEST_CASE("a seed run's view carries what its KernelIndex page shows", "[project
     auto store = test::fold_all(log);
     auto run = parse_digest_text(seed.run);
     REQUIRE(run.has_value());
-    Json v = view_of(store, *run);
+    Json v = view_of(store, log, *run);
     INFO(jcs_serialize(v));
     CHECK(at(v, "run") == Json(seed.run));
     CHECK(at(v, "index") == Json(3));
@@ -115,10 +115,9 @@ TEST_CASE("a seed run's view carries what its KernelIndex page shows", "[project
     CHECK(at(v, "history").as_array()[0] ==
           *parse_json(R"({"index":3,"event":")" + digest_text(log.events()[3].id) +
                       R"(","kind":"observation","void":null})"));
-    auto record = read_manifest_record(store, *run);
-    REQUIRE(record.has_value());
-    REQUIRE(record->has_value());
-    CHECK(at(**record, "index") == Json(3));
+    auto registration = test::registration_of(store, log, *run);
+    REQUIRE(registration.has_value());
+    CHECK(registration->index == 3);
   }
 }
 
@@ -132,7 +131,7 @@ TEST_CASE("a run whose manifests are all present has its keys, summaries and evi
   Built run = test::build_manifest(test::run_json(spec));
   log.observation(run);
   auto store = test::fold_all(log);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, log, run.digest);
   INFO(jcs_serialize(v));
   const std::string op = sha_of("operation");
   const std::string correctness =
@@ -169,7 +168,7 @@ TEST_CASE("reproducible needs available source, complete identity and raw eviden
     Built run = test::build_manifest(test::run_json(spec));
     log.observation(run);
     auto store = test::fold_all(log);
-    return *json_string(view_of(store, run.digest), "evidence");
+    return *json_string(view_of(store, log, run.digest), "evidence");
   };
   CHECK(level(true, true, true) == "reproducible");
   CHECK(level(false, true, true) == "reported");
@@ -189,21 +188,21 @@ TEST_CASE("manifests that arrive after the run resolve it when they arrive", "[p
 
   MemoryProjectionStore store;
   test::fold(store, late, 0, 2);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, late, run.digest);
   CHECK(at(v, "missing").as_array().size() == 4);
   CHECK(at(v, "comparisonKey").is_null());
   test::fold(store, late, 2, 4);  // protocol, environment
-  v = view_of(store, run.digest);
+  v = view_of(store, late, run.digest);
   CHECK(at(v, "missing") == (w.workload.digest_text < w.impl_source.digest_text
                                  ? strings({w.workload.digest_text, w.impl_source.digest_text})
                                  : strings({w.impl_source.digest_text, w.workload.digest_text})));
   CHECK(at(v, "environment.product") == Json("NVIDIA B200"));
   test::fold(store, late, 4, 5);  // workload
-  v = view_of(store, run.digest);
+  v = view_of(store, late, run.digest);
   CHECK(at(v, "comparisonKey").is_string());
   CHECK(at(v, "rank") == Json(1));
   test::fold(store, late, 5);
-  v = view_of(store, run.digest);
+  v = view_of(store, late, run.digest);
   CHECK(at(v, "missing") == Json::array());
   CHECK(at(v, "history").as_array().size() == 5);
   CHECK(at(v, "history").as_array()[4] ==
@@ -211,7 +210,7 @@ TEST_CASE("manifests that arrive after the run resolve it when they arrive", "[p
                     R"(","kind":"manifest","void":null})"));
   for (const auto& [key, value] : store.contents()) CHECK(key.rfind("w/", 0) != 0);
 
-  Json e = view_of(test::fold_all(early), run.digest);
+  Json e = view_of(test::fold_all(early), early, run.digest);
   for (const char* member :
        {"comparisonKey", "correctnessKey", "operationDigest", "evidence", "flags", "protocol",
         "environment", "workload", "implementation", "rank"}) {
@@ -232,7 +231,7 @@ std::string verdict_of(double rerun_mean, const std::string& status = "passed",
   const Built& e = env == "h100" ? w.env_h100 : env == "sm90" ? w.env_b200_sm90 : w.env_b200;
   log.rerun(run.digest, rerun_manifest(w, rerun_mean, e, status), test::runner_actor("a", "a"));
   auto store = test::fold_all(log);
-  return *json_string(at(view_of(store, run.digest), "reruns").as_array().at(0), "verdict");
+  return *json_string(at(view_of(store, log, run.digest), "reruns").as_array().at(0), "verdict");
 }
 
 TEST_CASE("a rerun within 1+δ of the observation confirms it", "[projections][verdict]") {
@@ -271,12 +270,12 @@ TEST_CASE("a rerun waits for its environment manifest before its verdict",
   uint64_t env_index = log.manifest(w.env_b200_v2);
   MemoryProjectionStore store;
   test::fold(store, log, 0, env_index);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, log, run.digest);
   CHECK(at(v, "reruns").as_array()[0].find("verdict")->as_string() == "pending");
   CHECK(at(v, "missing") == strings({w.env_b200_v2.digest_text}));
   CHECK(at(v, "evidence") == Json("reported"));
   test::fold(store, log, env_index);
-  v = view_of(store, run.digest);
+  v = view_of(store, log, run.digest);
   CHECK(at(v, "reruns").as_array()[0].find("verdict")->as_string() == "confirmed");
   CHECK(at(v, "reruns").as_array()[0].find("ratio")->as_number() == 1.0);
   CHECK(at(v, "missing") == Json::array());
@@ -297,7 +296,7 @@ std::string evidence_with(const std::vector<std::pair<std::string, std::string>>
   }
   log.attestation(run.digest, AttestationType::kReproduced);
   auto store = test::fold_all(log);
-  return *json_string(view_of(store, run.digest), "evidence");
+  return *json_string(view_of(store, log, run.digest), "evidence");
 }
 
 TEST_CASE("evidence levels follow confirming reruns and their runners", "[projections][evidence]") {
@@ -321,7 +320,7 @@ TEST_CASE("a runner without owner and host scope verifies but never replicates",
   log.rerun(run.digest, rerun_manifest(w, 1000, w.env_b200), bare);
   log.rerun(run.digest, rerun_manifest(w, 1000, w.env_b200), test::runner_actor("b", "h2"));
   auto store = test::fold_all(log);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, log, run.digest);
   CHECK(at(v, "evidence") == Json("verified"));
   CHECK(at(v, "reruns").as_array()[1].find("owner")->as_string() == "b");
   CHECK(at(v, "reruns").as_array()[0].find("owner")->is_null());
@@ -340,18 +339,18 @@ TEST_CASE("flags record contradicting and refuting reruns and corrections",
   log.supersede(c.digest, d.digest);
   log.disqualify(d.digest, "sol-execbench");
   auto store = test::fold_all(log);
-  CHECK(at(view_of(store, a.digest), "flags") == strings({"contradicted", "refuted"}));
-  CHECK(at(view_of(store, b.digest), "flags") == strings({"retracted"}));
-  Json vc = view_of(store, c.digest);
+  CHECK(at(view_of(store, log, a.digest), "flags") == strings({"contradicted", "refuted"}));
+  CHECK(at(view_of(store, log, b.digest), "flags") == strings({"retracted"}));
+  Json vc = view_of(store, log, c.digest);
   CHECK(at(vc, "flags") == strings({"superseded"}));
   CHECK(at(vc, "supersededBy") == Json(d.digest_text));
-  Json vd = view_of(store, d.digest);
+  Json vd = view_of(store, log, d.digest);
   CHECK(at(vd, "flags") == strings({"disqualified"}));
   CHECK(at(vd, "corrections").as_array().size() == 2);
   CHECK(at(vd, "corrections").as_array()[0].find("role")->as_string() == "replacement");
   CHECK(at(vd, "history").as_array().size() == 3);
   CHECK(at(vc, "rank").is_null());
-  CHECK(at(view_of(store, a.digest), "rank") == Json(1));  // flags from reruns do not unrank
+  CHECK(at(view_of(store, log, a.digest), "rank") == Json(1));  // flags from reruns do not unrank
 }
 
 TEST_CASE("a disqualification for another source is listed and ignored", "[projections][flags]") {
@@ -362,7 +361,7 @@ TEST_CASE("a disqualification for another source is listed and ignored", "[proje
   log.observation(run);
   log.disqualify(run.digest, "gpumode");
   auto store = test::fold_all(log);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, log, run.digest);
   CHECK(at(v, "flags") == Json::array());
   CHECK(at(v, "corrections").as_array()[0].find("ignored")->is_string());
   CHECK(at(v, "rank") == Json(1));
@@ -380,15 +379,13 @@ TEST_CASE("void events are listed with their cause and never counted", "[project
   log.retract(good.digest, "voided too");
   auto store = test::fold_all(log);
 
-  Json vb = view_of(store, bad.digest);
+  Json vb = view_of(store, log, bad.digest);
   CHECK(at(vb, "void") == Json("key compromised from index 9"));
   CHECK(at(vb, "rank").is_null());
   CHECK(at(vb, "groupSize").is_null());
-  auto record = read_manifest_record(store, bad.digest);
-  REQUIRE(record.has_value());
-  CHECK_FALSE(record->has_value());
+  CHECK_FALSE(test::registration_of(store, log, bad.digest).has_value());
 
-  Json vg = view_of(store, good.digest);
+  Json vg = view_of(store, log, good.digest);
   CHECK(at(vg, "rank") == Json(1));
   CHECK(at(vg, "groupSize") == Json(1));
   CHECK(at(vg, "leader") == Json(good.digest_text));
@@ -416,7 +413,7 @@ TEST_CASE("an observation that stands takes over the view of a void one", "[proj
   log.rerun(run.digest, rerun_manifest(w, 1000, w.env_b200), test::runner_actor("a", "a"));
   uint64_t standing = log.observation(run);
   auto store = test::fold_all(log);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, log, run.digest);
   CHECK(at(v, "void").is_null());
   CHECK(at(v, "index") == Json(standing));
   CHECK(at(v, "evidence") == Json("verified"));
@@ -438,13 +435,11 @@ TEST_CASE("a void manifest stays missing and is listed on the runs waiting for i
   log.observation(run);
   log.manifest(w.protocol, "voided");
   auto store = test::fold_all(log);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, log, run.digest);
   CHECK(at(v, "protocol").is_null());
   CHECK(at(v, "history").as_array().size() == 2);
   CHECK(at(v, "history").as_array()[1].find("void")->as_string() == "voided");
-  auto record = read_manifest_record(store, w.protocol.digest);
-  REQUIRE(record.has_value());
-  CHECK_FALSE(record->has_value());
+  CHECK_FALSE(test::registration_of(store, log, w.protocol.digest).has_value());
 }
 
 TEST_CASE("events that name a run before it is observed attach when it is", "[projections]") {
@@ -457,7 +452,7 @@ TEST_CASE("events that name a run before it is observed attach when it is", "[pr
   w.register_all(log);
   uint64_t observed = log.observation(run);
   auto store = test::fold_all(log);
-  Json v = view_of(store, run.digest);
+  Json v = view_of(store, log, run.digest);
   CHECK(at(v, "reruns").as_array()[0].find("verdict")->as_string() == "confirmed");
   CHECK(at(v, "attestations").as_array()[0].find("type")->as_string() == "environment_note");
   const Json::Array history = at(v, "history").as_array();
@@ -478,11 +473,10 @@ TEST_CASE("a digest registered twice keeps its first registration", "[projection
   uint64_t observed = log.observation(run);
   log.observation(run);
   auto store = test::fold_all(log);
-  auto record = read_manifest_record(store, w.protocol.digest);
-  REQUIRE(record.has_value());
-  REQUIRE(record->has_value());
-  CHECK(at(**record, "index") == Json(first));
-  Json v = view_of(store, run.digest);
+  auto registration = test::registration_of(store, log, w.protocol.digest);
+  REQUIRE(registration.has_value());
+  CHECK(registration->index == first);
+  Json v = view_of(store, log, run.digest);
   CHECK(at(v, "index") == Json(observed));
   CHECK(at(v, "history").as_array().size() == 1);
 }
@@ -495,11 +489,10 @@ TEST_CASE("a run manifest registered by a manifest event is not observed again",
   log.manifest(run);
   log.observation(run);
   auto store = test::fold_all(log);
-  auto record = read_manifest_record(store, run.digest);
-  REQUIRE(record.has_value());
-  REQUIRE(record->has_value());
-  CHECK(at(**record, "index") == Json(2));
-  CHECK(at(view_of(store, run.digest), "void") == Json("voided"));
+  auto registration = test::registration_of(store, log, run.digest);
+  REQUIRE(registration.has_value());
+  CHECK(registration->index == 2);
+  CHECK(at(view_of(store, log, run.digest), "void") == Json("voided"));
 }
 
 TEST_CASE("damaged stored values are reported as corrupt, never a crash", "[projections][tamper]") {
@@ -528,7 +521,7 @@ TEST_CASE("damaged stored values are reported as corrupt, never a crash", "[proj
       CHECK(
           (applied.is_ok() || applied.code() == Code::kCorrupt || applied.code() == Code::kUsage));
       for (const Built* run : {&a, &b}) {
-        auto view = read_run_view(store, run->digest);
+        auto view = read_run_view(store, log.manifests(), run->digest);
         CHECK((view.has_value() || view.error().code() == Code::kCorrupt));
       }
       for (auto result : {list_runs(store), list_groups(store), leadership_history(store),

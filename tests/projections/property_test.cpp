@@ -122,12 +122,12 @@ MemoryProjectionStore copy_of(const MemoryProjectionStore& store) {
   return out;
 }
 
-std::vector<Json> all_views(const ProjectionStore& store) {
+std::vector<Json> all_views(const ProjectionStore& store, const EventLog& log) {
   auto runs = list_runs(store);
   REQUIRE(runs.has_value());
   std::vector<Json> out;
   for (const Json& r : *runs) {
-    out.push_back(test::view_of(store, parse_digest_text(*json_string(r, "run")).value()));
+    out.push_back(test::view_of(store, log, parse_digest_text(*json_string(r, "run")).value()));
   }
   return out;
 }
@@ -238,7 +238,7 @@ TEST_CASE("the incremental state equals a fresh fold of every prefix byte for by
     Projector projector;
     for (size_t i = 0; i < s.log.size(); ++i) {
       REQUIRE(projector.apply(incremental, s.log.events()[i]).is_ok());
-      all_views(incremental);  // reads never change the state
+      all_views(incremental, s.log);  // reads never change the state
       MemoryProjectionStore fresh;
       test::fold(fresh, s.log, 0, i + 1);
       INFO("seed " << seed << ", prefix " << i + 1);
@@ -277,7 +277,7 @@ TEST_CASE("ranks, ties, group sizes and display order match a naive ranking of t
   for (uint64_t seed = 200; seed < 230; ++seed) {
     Stream s(seed, 150);
     auto store = test::fold_all(s.log);
-    auto views = all_views(store);
+    auto views = all_views(store, s.log);
     auto groups = eligible_by_group(views);
     std::map<std::string, std::pair<uint64_t, bool>> expected;  // run → rank, tied
     for (const auto& [key, members] : groups) {
@@ -312,7 +312,7 @@ TEST_CASE("ranks, ties, group sizes and display order match a naive ranking of t
         // The leader always holds the group's lowest value.
         if (groups.count(key)) {
           auto leader =
-              test::view_of(store, parse_digest_text(at(v, "leader").as_string()).value());
+              test::view_of(store, s.log, parse_digest_text(at(v, "leader").as_string()).value());
           CHECK(at(leader, "primary.value") == at(groups[key].front(), "primary.value"));
         } else {
           CHECK(at(v, "leader").is_null());
@@ -346,11 +346,11 @@ TEST_CASE("verdicts, evidence, flags and void marks match what the generator kno
                                                       : "disqualify:" + c->source);
       }
     }
-    auto views = all_views(store);
+    auto views = all_views(store, s.log);
     CHECK(views.size() == observed.size());
     for (const GeneratedRun& run : s.runs) {
       if (!observed.count(run.built.digest_text)) continue;
-      Json v = test::view_of(store, run.built.digest);
+      Json v = test::view_of(store, s.log, run.built.digest);
       INFO("seed " << seed << ": " << jcs_serialize(v));
       CHECK(at(v, "void").is_null() == (standing_observations.count(run.built.digest_text) > 0));
       const auto& env = run.spec.environment;
@@ -417,7 +417,7 @@ TEST_CASE("the leadership history matches a naive replay of the leader rule",
     for (size_t i = 0; i < s.log.size(); ++i) {
       const ProjectedEvent& e = s.log.events()[i];
       REQUIRE(projector.apply(store, e).is_ok());
-      auto groups = eligible_by_group(all_views(store));
+      auto groups = eligible_by_group(all_views(store, s.log));
       const char* cause = "new_run";
       if (const auto* c = std::get_if<Correction>(&e.body->payload)) {
         cause = c->kind == Correction::Kind::kRetract     ? "retracted"
@@ -492,8 +492,9 @@ TEST_CASE("when manifests arrive does not change what follows from them",
     }
     auto late = test::fold_all(s.log);
     auto early = test::fold_all(manifests_first);
-    for (const Json& v : all_views(late)) {
-      Json w = test::view_of(early, parse_digest_text(at(v, "run").as_string()).value());
+    for (const Json& v : all_views(late, s.log)) {
+      Json w = test::view_of(early, manifests_first,
+                             parse_digest_text(at(v, "run").as_string()).value());
       INFO("seed " << seed << ": " << jcs_serialize(v) << "\n" << jcs_serialize(w));
       for (const char* member : {"comparisonKey", "correctnessKey", "operationDigest", "missing",
                                  "evidence", "flags", "rank", "tied", "groupSize", "void",

@@ -53,17 +53,17 @@ TEST_CASE("ranks are dense, ties need equal values, and group sizes count eligib
   for (const Expect& e :
        {Expect{&r1, Json(1), true}, Expect{&r2, Json(1), true}, Expect{&r3, Json(2), false},
         Expect{&r4, Json(3), false}, Expect{&failed, Json(), false}}) {
-    Json v = view_of(store, e.run->digest);
+    Json v = view_of(store, log, e.run->digest);
     INFO(jcs_serialize(v));
     CHECK(at(v, "rank") == e.rank);
     CHECK(at(v, "tied") == Json(e.tied));
     CHECK(at(v, "groupSize") == Json(4));
     CHECK(at(v, "leader") == Json(r1.digest_text));  // r2's equal value does not take the lead
   }
-  Json vo = view_of(store, other.digest);
+  Json vo = view_of(store, log, other.digest);
   CHECK(at(vo, "rank") == Json(1));
   CHECK(at(vo, "groupSize") == Json(1));
-  CHECK(at(vo, "comparisonKey") != at(view_of(store, r1.digest), "comparisonKey"));
+  CHECK(at(vo, "comparisonKey") != at(view_of(store, log, r1.digest), "comparisonKey"));
   auto groups = list_groups(store);
   REQUIRE(groups.has_value());
   CHECK(groups->size() == 2);
@@ -85,7 +85,7 @@ TEST_CASE("read_run_view says why a run has no rank, and nothing for a ranked on
   auto store = test::fold_all(log);
   auto exclusions_of = [&](const Built& run) {
     std::vector<RankExclusion> out{kVoid};  // overwritten
-    auto view = read_run_view(store, run.digest, &out);
+    auto view = read_run_view(store, log.manifests(), run.digest, &out);
     REQUIRE(view.has_value());
     REQUIRE(view->has_value());
     CHECK(out.empty() == !at(**view, "rank").is_null());  // no reason exactly when ranked
@@ -96,13 +96,11 @@ TEST_CASE("read_run_view says why a run has no rank, and nothing for a ranked on
   CHECK(exclusions_of(retracted) == std::vector<RankExclusion>{kRetracted});
 
   // Before the manifests arrive, the early run waits for its workload; after, it is ranked.
-  auto before = test::fold_all([&] {
-    EventLog only;
-    only.observation(early);
-    return only;
-  }());
+  EventLog only;
+  only.observation(early);
+  auto before = test::fold_all(only);
   std::vector<RankExclusion> waiting;
-  REQUIRE(read_run_view(before, early.digest, &waiting).has_value());
+  REQUIRE(read_run_view(before, only.manifests(), early.digest, &waiting).has_value());
   CHECK(waiting == std::vector<RankExclusion>{kAwaitsWorkload});
   CHECK(exclusions_of(early).empty());
 }
@@ -125,7 +123,7 @@ TEST_CASE("inside a tie, higher evidence, then newer observation, then run diges
 
   MemoryProjectionStore store;
   test::fold(store, log, 0, before_rerun);
-  std::string group = *json_string(view_of(store, old_run.digest), "comparisonKey");
+  std::string group = *json_string(view_of(store, log, old_run.digest), "comparisonKey");
   auto [first_twin, second_twin] = twin_a.digest_text < twin_b.digest_text
                                        ? std::pair{twin_a.digest_text, twin_b.digest_text}
                                        : std::pair{twin_b.digest_text, twin_a.digest_text};
@@ -137,7 +135,7 @@ TEST_CASE("inside a tie, higher evidence, then newer observation, then run diges
                                                             new_run.digest_text, first_twin,
                                                             second_twin});
   for (const Built* r : {&old_run, &new_run, &twin_a, &twin_b}) {
-    Json v = view_of(store, r->digest);
+    Json v = view_of(store, log, r->digest);
     CHECK(at(v, "rank") == Json(1));
     CHECK(at(v, "tied") == Json(true));
     CHECK(at(v, "leader") == Json(old_run.digest_text));
@@ -174,9 +172,9 @@ TEST_CASE("the leadership history records each change of leader with its cause",
   at_index.push_back(log.retract(b.digest));  // nobody is left
   auto store = test::fold_all(log);
 
-  const std::string k1 = *json_string(view_of(store, a.digest), "comparisonKey");
-  const std::string k2 = *json_string(view_of(store, g.digest), "comparisonKey");
-  const std::string k3 = *json_string(view_of(store, e.digest), "comparisonKey");
+  const std::string k1 = *json_string(view_of(store, log, a.digest), "comparisonKey");
+  const std::string k2 = *json_string(view_of(store, log, g.digest), "comparisonKey");
+  const std::string k3 = *json_string(view_of(store, log, e.digest), "comparisonKey");
   auto record = [](const std::string& group, const Json& run, const Json& previous,
                    const char* cause, uint64_t index) {
     Json r = Json::object();
@@ -205,8 +203,8 @@ TEST_CASE("the leadership history records each change of leader with its cause",
   auto k1_only = leadership_history(store, parse_digest_text(k1).value());
   REQUIRE(k1_only.has_value());
   CHECK(k1_only->size() == 6);
-  CHECK(at(view_of(store, b.digest), "leader").is_null());
-  CHECK(at(view_of(store, b.digest), "groupSize") == Json(0));
+  CHECK(at(view_of(store, log, b.digest), "leader").is_null());
+  CHECK(at(view_of(store, log, b.digest), "groupSize") == Json(0));
 }
 
 TEST_CASE("runs list by benchmark and by group", "[projections][ranking]") {
@@ -236,7 +234,7 @@ TEST_CASE("runs list by benchmark and by group", "[projections][ranking]") {
   auto all = list_runs(store);
   REQUIRE(all.has_value());
   CHECK(all->size() == 3);
-  const std::string group = *json_string(view_of(store, a.digest), "comparisonKey");
+  const std::string group = *json_string(view_of(store, log, a.digest), "comparisonKey");
   CHECK(run_order(store, group) ==
         std::vector<std::string>{a.digest_text, p.digest_text, s.digest_text});
   CHECK(at((*all)[0], "rank").is_number());

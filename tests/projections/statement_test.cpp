@@ -118,6 +118,14 @@ void check_every_checkpoint_stated(const Ledger& ledger) {
   }
 }
 
+// A ledger with the prologue and `commits` commits of activity: its size and stated digest.
+std::pair<uint64_t, Digest> stated_ledger(const TempDir& dir, const Cast& cast, int commits) {
+  auto ledger = open_ledger(dir);
+  append_all(*ledger, cast.prologue_entries());
+  append_activity(*ledger, cast, 0, commits);
+  return {ledger->size(), open_statement(*ledger, std::nullopt).digest};
+}
+
 TEST_CASE("every commit with projections stores a statement by the log key about its state",
           "[projections][statement]") {
   TempDir dir;
@@ -316,15 +324,7 @@ TEST_CASE("a changed projection record or a forged statement is caught",
           "[projections][statement][tamper]") {
   TempDir dir;
   Cast cast;
-  uint64_t size = 0;
-  Digest stated{};
-  {
-    auto ledger = open_ledger(dir);
-    append_all(*ledger, cast.prologue_entries());
-    append_activity(*ledger, cast, 0, 4);
-    size = ledger->size();
-    stated = open_statement(*ledger, std::nullopt).digest;
-  }
+  const auto [size, stated] = stated_ledger(dir, cast, 4);
   SECTION("a changed record: the stored state no longer matches its statement; a rebuild "
           "restores it") {
     with_raw_db(dir, "projections", [](MDB_txn* txn, MDB_dbi dbi) {
@@ -445,6 +445,7 @@ TEST_CASE("statements of another projection format are kept, counted and replace
     CHECK(report.other_format[0] ==
           std::pair<uint64_t, std::string>(older, "evledger/projections/v1"));
     CHECK(report.statements.back().first == newest);
+    CHECK(report.unstated.empty());  // a statement of another format is a statement
     CHECK(cli::cmd_rebuild({"--ledger", dir.str(), "--check"}) == 0);
     // The statement command prints it as it is.
     CHECK(cli::cmd_statement({"--ledger", dir.str(), "--size", std::to_string(older)}) == 0);
@@ -491,6 +492,59 @@ TEST_CASE("statements of another projection format are kept, counted and replace
     CHECK_THAT(report.status.message(), Catch::Contains("evledger/projections/v1"));
     CHECK(report.other_format.size() == sizes.size());
   }
+}
+
+TEST_CASE("a state of another projection format is refolded by the next writer, and its "
+          "statement replaced", "[projections][statement]") {
+  TempDir dir;
+  Cast cast;
+  const auto [size, stated] = stated_ledger(dir, cast, 3);
+  {
+    // v3 keeps no manifest records, and names its format.
+    std::vector<std::string> manifest_records;
+    std::optional<std::string> version;
+    REQUIRE(open_read_only(dir)->read_state([&](const KeyValueStore& state, uint64_t) -> Status {
+                    EVL_RETURN_IF_ERROR(state.scan("m/", [&](std::string_view k, std::string_view) {
+                      manifest_records.emplace_back(k);
+                      return true;
+                    }));
+                    auto v = state.get("#/version");
+                    if (!v) return v.error();
+                    version = *v;
+                    return Status::ok();
+                  })
+                .is_ok());
+    CHECK(manifest_records.empty());
+    CHECK(version == std::string(kProjectionFormat));
+  }
+  // What an evledger of format v2 left: no #/version, a manifest record, a v2 statement.
+  const Digest v2_digest = sha256(as_bytes(std::string_view("the v2 fold")));
+  with_raw_db(dir, "projections", [](MDB_txn* txn, MDB_dbi dbi) {
+    MDB_val k{9, const_cast<char*>("#/version")};
+    REQUIRE(mdb_del(txn, dbi, &k, nullptr) == 0);
+    put_raw(txn, dbi, "m/" + std::string(64, 'a'), "{\"index\":1}");
+  });
+  std::string text = projection_statement(test::kTestOrigin, size, v2_digest);
+  text = "evledger/projections/v2" + text.substr(text.find('\n'));
+  auto v2_note = sign_note(text, Cast().log);
+  REQUIRE(v2_note.has_value());
+  auto key = u64_be(size);
+  with_raw_db(dir, "statements", [&](MDB_txn* txn, MDB_dbi dbi) {
+    put_raw(txn, dbi, as_chars(ByteView(key)), *v2_note);
+  });
+  {
+    // A reader sees the old state, and cannot check the v2 statement.
+    auto reader = open_read_only(dir);
+    CHECK(stored_state_digest(*reader).first != stated);
+    StatementAudit report = audit_projection_statements(*reader, reader->log_verifier().value());
+    CHECK(report.other_format.size() == 1);
+  }
+  auto ledger = open_ledger(dir);  // a writer refolds what it cannot continue
+  CHECK(stored_state_digest(*ledger).first == stated);
+  CHECK(open_statement(*ledger, size).digest == stated);
+  check_every_checkpoint_stated(*ledger);
+  append_activity(*ledger, cast, 3, 2);  // and continues it
+  check_every_checkpoint_stated(*ledger);
 }
 
 TEST_CASE("the statement and rebuild --check commands on checkpoints without a statement",

@@ -25,7 +25,6 @@ TEST_CASE("the projection store's keys are FORMAT.md's", "[projections][keys]") 
   CHECK(store_keys::index20(0) == "00000000000000000000");
   CHECK(store_keys::index20(1234567) == "00000000000001234567");
   CHECK(store_keys::index20(UINT64_MAX) == "18446744073709551615");
-  CHECK(store_keys::manifest(a) == "m/" + ha);
   CHECK(store_keys::run(a) == "r/" + ha);
   CHECK(store_keys::waiting_prefix(a) == "w/" + ha + "/");
   CHECK(store_keys::waiting(a, 42) == "w/" + ha + "/00000000000000000042");

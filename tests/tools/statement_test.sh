@@ -31,7 +31,7 @@ contains "$T/err" "the newest checkpoint is of size $size" "unknown size names t
 
 # The newest statement, and the one of the genesis commit, verbatim and as JSON.
 expect 0 "statement" -- "$E" statement --ledger "$L"
-head -1 "$T/out" | grep -qx "evledger/projections/v2" && ok || bad "statement's first line"
+head -1 "$T/out" | grep -qx "evledger/projections/v3" && ok || bad "statement's first line"
 sed -n 2p "$T/out" | grep -qx "stmt.evledger.invalid/log" && ok || bad "statement names the origin"
 sed -n 3p "$T/out" | grep -qx "$size" && ok || bad "the newest statement is of size $size"
 contains "$T/out" "— stmt.evledger.invalid/log " "statement is signed by the log key"
@@ -105,7 +105,7 @@ contains "$T/err" "rebuild --check" "statement points at the check"
 L="$T/pristine"
 first=$(mdb_dump -p -s statements "$L/db" 2>/dev/null | sed -n '/^HEADER=END$/{n;p;n;p;q}')
 fkey=$(echo "$first" | sed -n 1p | cut -c2-)
-fsize=$(echo "$first" | sed -n 2p | sed 's/^ evledger\/projections\/v2\\0a[^\\]*\\0a\([0-9]*\)\\0a.*/\1/')
+fsize=$(echo "$first" | sed -n 2p | sed 's/^ evledger\/projections\/v3\\0a[^\\]*\\0a\([0-9]*\)\\0a.*/\1/')
 [ "$fsize" = 1 ] && ok || bad "the first statement is of size 1 (got '$fsize')"
 resigned=$(python3 - "$L/keys/log.key" "$fsize" <<'PY'
 import base64, hashlib, sys
@@ -113,7 +113,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 _, _, name, key_id, key = open(sys.argv[1]).read().strip().split("+", 4)
 seed = base64.b64decode(key)[1:]
 digest = base64.b64encode(hashlib.sha256(b"not the state").digest()).decode()
-text = f"evledger/projections/v2\n{name}\n{sys.argv[2]}\n{digest}\n"
+text = f"evledger/projections/v3\n{name}\n{sys.argv[2]}\n{digest}\n"
 signature = Ed25519PrivateKey.from_private_bytes(seed).sign(text.encode())
 note = f"{text}\n\u2014 {name} {base64.b64encode(bytes.fromhex(key_id) + signature).decode()}\n"
 # mdb_dump's printable form: printable ASCII as is, backslash and everything else as \xx.
