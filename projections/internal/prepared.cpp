@@ -73,7 +73,7 @@ RunView new_run_view(const Digest& run, const Json& manifest, const Json& metada
 }  // namespace
 
 PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
-                                  const Digest* digest) {
+                                  const Digest* digest, bool summary_text) {
   PreparedManifest out;
   out.digest = digest != nullptr ? *digest : sha256(as_bytes(text.canonical));
   auto manifest = parse_json(text.canonical);
@@ -84,14 +84,14 @@ PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
   out.parsed = true;
   out.object = manifest->is_object();
   if (!out.object) return out;
-  const Json metadata = parse_metadata(text.metadata);
   out.kind = json_string(*manifest, "kind").value_or("");
-  ManifestSummary summary = summarize_manifest(out.digest, *manifest, metadata);
+  const bool view = observation && out.kind == "BenchmarkRun";
+  // The metadata (name, title) goes into the summary's text and a view only.
+  const Json metadata = summary_text || view ? parse_metadata(text.metadata) : Json();
+  ManifestSummary summary = summarize_manifest(out.digest, *manifest, metadata, summary_text);
   out.summary_text = std::move(summary.text);
   out.facts = std::move(summary.facts);
-  if (observation && out.kind == "BenchmarkRun") {
-    out.view = new_run_view(out.digest, *manifest, metadata);
-  }
+  if (view) out.view = new_run_view(out.digest, *manifest, metadata);
   return out;
 }
 
@@ -99,10 +99,10 @@ std::optional<Registration> registered(const EventBody& body, uint64_t index, bo
   if (is_void) return std::nullopt;
   PreparedManifest p;
   if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
-    p = prepare_manifest(m->manifest, false);
+    p = prepare_manifest(m->manifest, false, nullptr, true);
     if (!p.object) return std::nullopt;
   } else if (const auto* o = std::get_if<Observation>(&body.payload)) {
-    p = prepare_manifest(o->manifest, false);  // no view: the kind is all it needs
+    p = prepare_manifest(o->manifest, false, nullptr, true);  // no view: only the kind
     if (!p.parsed || p.kind != "BenchmarkRun") return std::nullopt;
   } else {
     return std::nullopt;

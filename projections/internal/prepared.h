@@ -33,17 +33,18 @@ struct PreparedManifest final : PreparedEntry {
   std::string parse_error;        // why not, then
   bool object = false;            // ... and an object: only then are the members below set
   std::string kind;               // the manifest's kind ("" when absent)
-  std::string summary_text;       // jcs_serialize(manifest_summary(digest, manifest, metadata))
+  std::string summary_text;       // jcs_serialize(manifest_summary(...)), when asked for
   ManifestFacts facts;            // manifest_facts() of that summary
   std::optional<RunView> view;    // an observed BenchmarkRun's new view (without its event)
   bool taken = false;             // the fold moved the view out
 };
 
 // `observation`: the event observes the run the manifest describes, so a BenchmarkRun also gets
-// the view it starts. Only a parsed JSON object has a summary.
+// the view it starts. Only a parsed JSON object has facts, and a summary's text when
+// `summary_text` asks for it (a run's page shows it; the fold needs the facts only).
 // `digest`: the manifest's digest when the caller has it already (else it is computed here).
 PreparedManifest prepare_manifest(const ManifestText& text, bool observation,
-                                  const Digest* digest = nullptr);
+                                  const Digest* digest = nullptr, bool summary_text = false);
 // A manifest or observation event's prepare_manifest(); null for other events.
 std::unique_ptr<PreparedManifest> prepare_event(const EventBody& body,
                                                 const Digest* digest = nullptr);

@@ -100,7 +100,7 @@ Json manifest_summary(const Digest& digest, const Json& manifest, const Json& me
 }
 
 ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
-                                   const Json& metadata) {
+                                   const Json& metadata, bool with_text) {
   // At most 11 members (a protocol's or a workload's): on the stack, sorted by key, written in
   // that order.
   std::array<std::pair<std::string_view, SummaryValue>, 16> members;
@@ -111,9 +111,8 @@ ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
                   EVL_ASSERT(count < members.size());
                   members[count++] = {key, value};
                 });
-  std::sort(members.begin(), members.begin() + count,
-            [](const auto& a, const auto& b) { return jcs_key_less(a.first, b.first); });
   ManifestSummary out;
+  // A kind's members have distinct keys, so the facts do not depend on their order.
   auto text = [&](std::string_view key) -> std::optional<std::string> {
     for (size_t i = 0; i < count; ++i) {
       const auto* s = std::get_if<std::string_view>(&members[i].second);
@@ -125,6 +124,13 @@ ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
                                 text("architecture").value_or("")};
   out.facts.operation_spec_digest = text("operationSpecDigest");
   out.facts.correctness_key = text("correctnessKey");
+  for (size_t i = 0; i < count; ++i) {
+    const auto* flag = std::get_if<bool>(&members[i].second);
+    if (flag != nullptr && members[i].first == "sourceAvailable") out.facts.source_available = *flag;
+  }
+  if (!with_text) return out;
+  std::sort(members.begin(), members.begin() + count,
+            [](const auto& a, const auto& b) { return jcs_key_less(a.first, b.first); });
   out.text.reserve(511);  // most summaries fit (an allocation of 512 bytes), instead of growing
   JcsObjectWriter w(out.text);
   for (size_t i = 0; i < count; ++i) {
@@ -134,9 +140,7 @@ ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
     } else if (const auto* n = std::get_if<double>(&value)) {
       w.number(key, *n);
     } else {
-      const bool flag = std::get<bool>(value);
-      w.boolean(key, flag);
-      if (key == "sourceAvailable") out.facts.source_available = flag;
+      w.boolean(key, std::get<bool>(value));
     }
   }
   return out;

@@ -36,7 +36,8 @@ struct ManifestSummary {
   std::string text;
   ManifestFacts facts;
 };
+// Without `with_text`, only the facts (the text stays empty).
 ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
-                                   const Json& metadata);
+                                   const Json& metadata, bool with_text = true);
 
 }  // namespace evl

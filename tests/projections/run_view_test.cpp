@@ -277,6 +277,9 @@ TEST_CASE("a manifest summary written directly is the JCS text of its JSON, with
     const ManifestSummary direct = summarize_manifest(digest, manifest, metadata);
     REQUIRE(direct.text == jcs_serialize(summary));
     REQUIRE(direct.facts == manifest_facts(summary));
+    const ManifestSummary facts_only = summarize_manifest(digest, manifest, metadata, false);
+    REQUIRE(facts_only.facts == direct.facts);
+    REQUIRE(facts_only.text.empty());
   }
 }
 
