@@ -192,7 +192,7 @@ class ProjectionHook final : public AppendHook {
 
   // The events of one transaction are folded into one batch, which keeps the records they
   // touch decoded and writes each changed record once, at seal(): a group of appends rewrote
-  // its group records, manifest records and "#/next" once per event before.
+  // its group records and "#/next" once per event before.
   Status on_entry(AppendContext& context, uint64_t index, const Digest& id,
                   const EventBody& body, PreparedEntry* prepared) override {
     EVL_RETURN_IF_ERROR(start(context));

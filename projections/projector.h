@@ -6,8 +6,10 @@
 // calls it for every entry from index 0 on an empty store. Both MUST leave the same bytes.
 //
 // What it maintains (layout in projections/FORMAT.md):
-//   - the manifests registry: first registration of a digest wins (manifest or observation
-//     events); later events carrying a registered digest change nothing;
+//   - which manifests are registered: the first registration of a digest wins (manifest or
+//     observation events), and later events carrying it change nothing. The fold keeps no
+//     record of them: the log holds them (ProjectedEvent::manifests finds those of events
+//     before the state it continues);
 //   - one run view per observation (projections/run_view.h), resolving referenced manifests
 //     when they arrive, whichever comes first;
 //   - reruns with verdicts, attestations and corrections on their target's view (kept aside

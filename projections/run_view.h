@@ -10,7 +10,7 @@
 // The stored form is the JCS text of run_view_json(); field names are DESIGN.md's. A view keeps
 // only the facts it needs from the manifests it references (which are present, the GPU, the
 // workload's keys, whether the source is available); projections/query.h adds their summaries
-// from the registry when a view is read, so each summary is stored once.
+// when a view is read, made from the manifests in the log, so no summary is stored at all.
 //
 // Thread safety: value types and pure functions.
 #pragma once

@@ -70,7 +70,7 @@ Status index_entry(FoldState& state, const Membership& m, bool present) {
   std::string key =
       m.ranked ? store_keys::ranked(m.group, m.sort_key) : store_keys::unranked(m.group, m.run);
   if (present) {
-    state.put(key, store_keys::hex(m.run));
+    state.put(key, "");  // the key ends with the run's hex
   } else {
     state.erase(key);
   }
