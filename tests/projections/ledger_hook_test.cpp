@@ -162,6 +162,59 @@ TEST_CASE("the ledger's projections equal a naive fold after each append and a r
   }
 }
 
+// `text` with every reference to the fixtures' placeholder environment pointed at `env`.
+void point_at_environment(std::string& text, const Digest& env) {
+  const std::string placeholder = digest_text(test::test_digest("environment"));
+  for (size_t at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder)) {
+    text.replace(at, placeholder.size(), digest_text(env));
+  }
+}
+
+TEST_CASE("appends find the manifests that earlier commits registered in the log",
+          "[projections][hook]") {
+  for (bool compromise : {false, true}) {
+    INFO((compromise ? "with" : "without") << " a compromise of the key that registered it");
+    TempDir dir;
+    Cast cast;
+    auto ledger = open_with_projections(dir, 16384);
+    test::append_all(*ledger, cast.prologue_entries());
+    // Each in a commit of its own: the environment, an observation on it, a rerun on it.
+    const uint64_t env_index = ledger->size();
+    EventBody env =
+        test::manifest_body(cast.importer, test::environment_manifest_text("lookup-vendor"));
+    const Digest env_digest =
+        sha256(as_bytes(std::get<ManifestEvent>(env.payload).manifest.canonical));
+    append_checked(*ledger, cast.importer, env);
+    EventBody obs = test::observation_body(cast.importer, "gpumode", "1");
+    point_at_environment(std::get<Observation>(obs.payload).manifest.canonical, env_digest);
+    const Digest run = manifest_digest_of(obs);
+    append_checked(*ledger, cast.importer, obs);
+    EventBody rerun = test::rerun_body(cast.runner, run, 150000);
+    point_at_environment(std::get<Rerun>(rerun.payload).run.canonical, env_digest);
+    append_checked(*ledger, cast.runner, rerun);
+    if (compromise) {
+      append_checked(*ledger, cast.admin,
+                     test::revoke_body(cast.admin, cast.importer.public_key(),
+                                       RevokeReason::kCompromised, env_index));
+    }
+    const Contents incremental = state_of(*ledger);
+    auto view = parse_json(incremental.at("r/" + hex_encode(run)));
+    REQUIRE(view.has_value());
+    if (compromise) {
+      CHECK(view->find("void")->is_string());  // the observation is void too
+    } else {
+      CHECK(json_string(*view, "gpu.vendor") == "lookup-vendor");
+      const Json* reruns = view->find("reruns");
+      REQUIRE((reruns != nullptr && reruns->is_array() && reruns->as_array().size() == 1));
+      CHECK(json_string(reruns->as_array()[0], "hardware.vendor") == "lookup-vendor");
+    }
+    for (const auto& [key, value] : incremental) CHECK(key.rfind("m/", 0) != 0);
+    check_statement(*ledger);
+    REQUIRE(ledger->rebuild_state().is_ok());
+    CHECK(state_of(*ledger) == incremental);
+  }
+}
+
 TEST_CASE("a rebuild tells how far it has folded every 512 entries and after each pass's last",
           "[projections][hook]") {
   for (bool compromise : {false, true}) {
