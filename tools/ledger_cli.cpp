@@ -1,5 +1,8 @@
 #include "tools/ledger_cli.h"
 
+#include <cstdio>
+#include <memory>
+
 #include "keys/checkpoint.h"
 #include "keys/note.h"
 #include "events/jcs.h"
@@ -9,7 +12,20 @@
 namespace evl::cli {
 
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
-  return open_ledger(args, write, ProjectionHookOptions{});
+  ProjectionHookOptions projections;
+  // Said once, at the first progress report of the first fold (every 512 entries, or at the
+  // end of a shorter one): a fold of a long log takes a while.
+  projections.rebuild_progress = [told = std::make_shared<bool>(false)](uint64_t,
+                                                                        uint64_t total) {
+    if (*told) return;
+    *told = true;
+    std::fprintf(stderr,
+                 "evledger: folding the projections of %llu entries afresh (they were missing, "
+                 "behind the log or of another projection format, or a compromise voided "
+                 "events)\n",
+                 static_cast<unsigned long long>(total));
+  };
+  return open_ledger(args, write, projections);
 }
 
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,

@@ -14,7 +14,9 @@
 namespace evl::cli {
 
 // Opens --ledger (required) for writing or reading. Writers sign checkpoints with --log-key
-// (default <ledger>/keys/log.key).
+// (default <ledger>/keys/log.key), and say on standard error when they fold the projections
+// afresh (at open: missing, behind the log, or of another projection format; in an append: a
+// compromise that voids earlier events).
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write);
 // As above, with the projections' options when writing (a rebuild's progress, say).
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,

@@ -85,6 +85,17 @@ contains "$T/err" "changed outside evledger" "the rebuild names what happened"
 contains "$T/out" "the signed statement below states it" "the rebuilt digest is the signed one"
 expect 0 "check after the rebuild" -- "$E" rebuild --ledger "$L" --check
 
+# A state of another projection format (its #/version names another): a writer refolds it when
+# it opens the ledger, and says so; the statements still hold.
+tamper projections "#/version" "evledger/projections/v2"
+entries=$("$E" log --ledger "$L" | wc -l)
+: > "$T/nothing.jsonl"
+expect 0 "a writer opens a state of another format" -- \
+  "$E" import --ledger "$L" --key "$T/imp.key" "$T/nothing.jsonl"
+contains "$T/err" "folding the projections of $entries entries afresh" "the writer says it refolds"
+expect 0 "check after the refold" -- "$E" rebuild --ledger "$L" --check
+contains "$T/out" "stored projections: match" "the refolded state is the stated one"
+
 # A forged statement: a changed digest line breaks the log key's signature.
 last=$(mdb_dump -p -s statements "$L/db" | tail -3 | head -2)
 key_line=$(echo "$last" | sed -n 1p | cut -c2-)
