@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "keys/signer.h"
+#include "projections/ledger_hook.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 
@@ -73,6 +74,7 @@ int run(const Args& args) {
   options.dir = *dir;
   options.create = true;
   options.log_key_path = log_path;
+  options.hook = make_projection_hook();  // the genesis commit is folded and stated too
   auto ledger = Ledger::open(options);
   if (!ledger) return fail(ledger.error());
   Genesis genesis;
