@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "ledger/internal/lmdb_kv.h"
 #include "ledger/internal/tree_store.h"
@@ -40,6 +41,21 @@ Status scan_dense(const lmdb::Txn& txn, MDB_dbi dbi, uint64_t from, uint64_t to,
   return Status::ok();
 }
 
+// The log index stored under `key` in one of the digest indexes (ids, manifests), or nullopt
+// when there is none; kCorrupt naming the `record` when it is not 8 bytes.
+Result<std::optional<uint64_t>> index_under(const lmdb::Txn& txn, MDB_dbi dbi, const Digest& key,
+                                            std::string_view record) {
+  auto v = txn.get(dbi, ByteView(key));
+  if (!v) {
+    if (v.error().code() == Code::kNotFound) return std::optional<uint64_t>();
+    return v.error();
+  }
+  if (v->size() != 8) {
+    return corrupt(std::string(record) + " of " + digest_text(key) + " is not 8 bytes");
+  }
+  return std::optional<uint64_t>(get_u64_be(v->data()));
+}
+
 }  // namespace
 
 Result<Bytes> LedgerImpl::entry(uint64_t index) const {
@@ -58,31 +74,19 @@ Result<Bytes> LedgerImpl::entry(uint64_t index) const {
 
 Result<uint64_t> LedgerImpl::find(const Digest& id) const {
   return with_read([&](lmdb::Txn& txn) -> Result<uint64_t> {
-    auto v = txn.get(ids_, ByteView(id));
-    if (!v) {
-      if (v.error().code() == Code::kNotFound) {
-        return not_found("no event " + digest_text(id) + " in this ledger");
-      }
-      return v.error();
-    }
-    if (v->size() != 8) return corrupt("id record of " + digest_text(id) + " is not 8 bytes");
-    return get_u64_be(v->data());
+    auto index = index_under(txn, ids_, id, "id record");
+    if (!index) return index.error();
+    if (!*index) return not_found("no event " + digest_text(id) + " in this ledger");
+    return **index;
   });
 }
 
 Result<uint64_t> LedgerImpl::find_manifest(const Digest& manifest) const {
   return with_read([&](lmdb::Txn& txn) -> Result<uint64_t> {
-    auto v = txn.get(manifests_, ByteView(manifest));
-    if (!v) {
-      if (v.error().code() == Code::kNotFound) {
-        return not_found("no event carries manifest " + digest_text(manifest));
-      }
-      return v.error();
-    }
-    if (v->size() != 8) {
-      return corrupt("manifest record of " + digest_text(manifest) + " is not 8 bytes");
-    }
-    return get_u64_be(v->data());
+    auto index = index_under(txn, manifests_, manifest, "manifest record");
+    if (!index) return index.error();
+    if (!*index) return not_found("no event carries manifest " + digest_text(manifest));
+    return **index;
   });
 }
 
@@ -267,12 +271,10 @@ EntryScanner LedgerImpl::scanner(lmdb::Txn& txn) const {
 ManifestFinder LedgerImpl::manifest_finder(lmdb::Txn& txn) const {
   return [this, &txn](const Digest& manifest,
                       const std::function<Status(uint64_t, ByteView)>& visit) -> Status {
-    auto v = txn.get(manifests_, ByteView(manifest));
-    if (!v) return v.error().code() == Code::kNotFound ? Status::ok() : v.error();
-    if (v->size() != 8) {
-      return corrupt("manifest record of " + digest_text(manifest) + " is not 8 bytes");
-    }
-    const uint64_t index = get_u64_be(v->data());
+    auto found = index_under(txn, manifests_, manifest, "manifest record");
+    if (!found) return found.error();
+    if (!*found) return Status::ok();  // no event carries it
+    const uint64_t index = **found;
     auto entry = txn.get(entries_, u64_be(index));
     if (!entry) {
       return corrupt("the manifests index names entry " + std::to_string(index) + " for " +
