@@ -248,24 +248,25 @@ std::optional<std::string_view> other_projection_format(std::string_view text) {
       version.find_first_not_of("0123456789") != std::string_view::npos) {
     return std::nullopt;
   }
-  if (line == kProjectionDigestDomain.substr(0, kProjectionDigestDomain.size() - 1)) {
-    return std::nullopt;
-  }
+  if (line == kProjectionFormat) return std::nullopt;
   return line;
 }
 
+namespace {
+
+Status other_format_error(std::string_view format) {
+  return rejected("the statement is of projection format '" + std::string(format) +
+                  "', made by another version of evledger; this one folds '" +
+                  std::string(kProjectionFormat) + "' and cannot check it");
+}
+
+}  // namespace
+
 Result<ProjectionStatement> parse_projection_statement(std::string_view text) {
-  if (auto other = other_projection_format(text)) {
-    return rejected("the statement is of projection format '" + std::string(*other) +
-                    "', made by another version of evledger; this one folds '" +
-                    std::string(kProjectionDigestDomain.substr(
-                        0, kProjectionDigestDomain.size() - 1)) +
-                    "' and cannot check it");
-  }
+  if (auto other = other_projection_format(text)) return other_format_error(*other);
   if (text.substr(0, kProjectionDigestDomain.size()) != kProjectionDigestDomain) {
     return rejected("a projection statement starts with the line " +
-                    std::string(kProjectionDigestDomain.substr(
-                        0, kProjectionDigestDomain.size() - 1)));
+                    std::string(kProjectionFormat));
   }
   std::string_view rest = text.substr(kProjectionDigestDomain.size());
   std::string_view lines[3];
@@ -295,17 +296,27 @@ Result<ProjectionStatement> parse_projection_statement(std::string_view text) {
   return out;
 }
 
-Result<ProjectionStatement> open_projection_statement(std::string_view note,
-                                                      const VerifierKey& log_key) {
+Result<OpenedStatement> open_statement_note(std::string_view note, const VerifierKey& log_key) {
   auto opened = open_note(note, std::span<const VerifierKey>(&log_key, 1));
   if (!opened) return opened.error().with_context("projection statement");
+  if (auto other = other_projection_format(opened->text)) {
+    return OpenedStatement{std::nullopt, std::string(*other)};
+  }
   auto statement = parse_projection_statement(opened->text);
   if (!statement) return statement.error();
   if (statement->origin != log_key.name) {
     return rejected("projection statement origin '" + statement->origin +
                     "' is not the log key's name '" + log_key.name + "'");
   }
-  return statement;
+  return OpenedStatement{std::move(*statement), {}};
+}
+
+Result<ProjectionStatement> open_projection_statement(std::string_view note,
+                                                      const VerifierKey& log_key) {
+  auto opened = open_statement_note(note, log_key);
+  if (!opened) return opened.error();
+  if (!opened->statement) return other_format_error(opened->other_format);
+  return std::move(*opened->statement);
 }
 
 }  // namespace evl

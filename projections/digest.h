@@ -125,9 +125,17 @@ Result<ProjectionStatement> parse_projection_statement(std::string_view text);
 // compared (FORMAT.md, "Statements of another format").
 std::optional<std::string_view> other_projection_format(std::string_view text);
 
-// Opens a signed statement note: the log key's signature must verify (keys/note.h open_note's
-// rules; other signatures are ignored), the text must parse, and its origin must be the log
-// key's name. kRejected naming the rule otherwise.
+// A signed statement note whose log key signature verifies (keys/note.h open_note's rules;
+// other signatures are ignored): either of this format, parsed, its origin the log key's name,
+// or of another format, of which only the format line is read (other_projection_format).
+struct OpenedStatement {
+  std::optional<ProjectionStatement> statement;  // of this format
+  std::string other_format;                      // else: the other format's line
+};
+// kRejected naming the rule when the signature does not verify or a statement of this format
+// does not parse or names another origin.
+Result<OpenedStatement> open_statement_note(std::string_view note, const VerifierKey& log_key);
+// open_statement_note() of a statement that must be of this format (kRejected otherwise too).
 Result<ProjectionStatement> open_projection_statement(std::string_view note,
                                                       const VerifierKey& log_key);
 

@@ -1,7 +1,6 @@
 #include "projections/statement_audit.h"
 
 #include "events/bytes.h"
-#include "keys/note.h"
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
 
@@ -14,21 +13,17 @@ namespace {
 Status collect_statements(const Ledger& ledger, const VerifierKey& key, StatementAudit& report) {
   EVL_RETURN_IF_ERROR(ledger.scan_statements([&](uint64_t size, std::string_view note) -> Status {
     report.failed_size = size;
-    auto opened = open_note(note, std::span<const VerifierKey>(&key, 1));
+    auto opened = open_statement_note(note, key);
     if (!opened) {
       return rejected("the statement stored for size " + std::to_string(size) +
-                      " does not verify: projection statement: " + opened.error().message());
+                      " does not verify: " + opened.error().message());
     }
-    if (auto other = other_projection_format(opened->text)) {
-      report.other_format.emplace_back(size, std::string(*other));
+    if (!opened->statement) {
+      report.other_format.emplace_back(size, std::move(opened->other_format));
       report.failed_size.reset();
       return Status::ok();
     }
-    auto statement = open_projection_statement(note, key);
-    if (!statement) {
-      return rejected("the statement stored for size " + std::to_string(size) +
-                      " does not verify: " + statement.error().message());
-    }
+    auto& statement = opened->statement;
     if (statement->size != size) {
       return rejected("the statement stored for size " + std::to_string(size) + " states size " +
                       std::to_string(statement->size));

@@ -61,46 +61,43 @@ int run_statement(const Args& args) {
   if (!note) return fail(note.error().with_context("statement"));
   auto key = (*ledger)->log_verifier();
   if (!key) return fail(key.error().with_context("the log's verifier key"));
-  // A statement of another projection format (an evledger that folds the log otherwise) is
-  // printed as it is once its signature verifies: this evledger cannot check its digest.
-  if (auto opened = open_note(*note, std::span<const VerifierKey>(&*key, 1))) {
-    if (auto other = other_projection_format(opened->text)) {
-      std::fprintf(stderr,
-                   "evledger: this statement is of projection format '%s', made by another "
-                   "version of evledger; its signature by the log key verifies, but this one "
-                   "folds '%.*s' and cannot check its digest\n",
-                   std::string(*other).c_str(),
-                   static_cast<int>(kProjectionDigestDomain.size() - 1),
-                   kProjectionDigestDomain.data());
-      if (!args.has("json")) {
-        Status s = write_output("-", *note);
-        return s ? kExitOk : fail(s);
-      }
-      nlohmann::ordered_json j;
-      j["format"] = std::string(*other);
-      j["size"] = *size;
-      j["note"] = *note;
-      print_json_line(j);
-      return kExitOk;
-    }
-  }
-  auto statement = open_projection_statement(*note, *key);
-  if (!statement) {
-    return fail(corrupt("stored " + statement.error().message() +
+  auto opened = open_statement_note(*note, *key);
+  if (!opened) {
+    return fail(corrupt("stored " + opened.error().message() +
                         "; run 'evledger rebuild --check --ledger " + (*ledger)->dir() + "'"));
   }
-  if (size && statement->size != *size) {
+  // A statement of another projection format (an evledger that folds the log otherwise) is
+  // printed as it is, its signature verified: this evledger cannot check its digest.
+  if (!opened->statement) {
+    std::fprintf(stderr,
+                 "evledger: this statement is of projection format '%s', made by another "
+                 "version of evledger; its signature by the log key verifies, but this one "
+                 "folds '%s' and cannot check its digest\n",
+                 opened->other_format.c_str(), std::string(kProjectionFormat).c_str());
+    if (!args.has("json")) {
+      Status s = write_output("-", *note);
+      return s ? kExitOk : fail(s);
+    }
+    nlohmann::ordered_json j;
+    j["format"] = opened->other_format;
+    j["size"] = *size;
+    j["note"] = *note;
+    print_json_line(j);
+    return kExitOk;
+  }
+  const ProjectionStatement& statement = *opened->statement;
+  if (size && statement.size != *size) {
     return fail(corrupt("the statement stored for size " + std::to_string(*size) +
-                        " states size " + std::to_string(statement->size)));
+                        " states size " + std::to_string(statement.size)));
   }
   if (!args.has("json")) {
     Status s = write_output("-", *note);
     return s ? kExitOk : fail(s);
   }
   nlohmann::ordered_json j;
-  j["origin"] = statement->origin;
-  j["size"] = statement->size;
-  j["digest"] = base64_encode(statement->digest);
+  j["origin"] = statement.origin;
+  j["size"] = statement.size;
+  j["digest"] = base64_encode(statement.digest);
   j["note"] = *note;
   print_json_line(j);
   return kExitOk;
