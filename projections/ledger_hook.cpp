@@ -52,7 +52,8 @@ ProjectedEvent projected(uint64_t index, const Digest& id, const EventBody& body
 // that voids anything refolds the whole log instead).
 class LogManifests final : public ManifestLookup {
  public:
-  LogManifests(ManifestFinder find, const KeyPolicy& keys) : find_(std::move(find)), keys_(keys) {}
+  // Both must outlive it (an append makes one for each entry, over its context's).
+  LogManifests(const ManifestFinder& find, const KeyPolicy& keys) : find_(find), keys_(keys) {}
 
   Result<std::optional<Registration>> registered(const Digest& digest,
                                                  uint64_t before) const override {
@@ -72,7 +73,7 @@ class LogManifests final : public ManifestLookup {
   }
 
  private:
-  ManifestFinder find_;
+  const ManifestFinder& find_;
   const KeyPolicy& keys_;
 };
 
@@ -92,13 +93,14 @@ ManifestFinder ledger_manifest_finder(const Ledger& ledger) {
 class LedgerManifests final : public ManifestLookup {
  public:
   explicit LedgerManifests(const Ledger& ledger)
-      : keys_(ledger.policy()), log_(ledger_manifest_finder(ledger), keys_) {}
+      : find_(ledger_manifest_finder(ledger)), keys_(ledger.policy()), log_(find_, keys_) {}
   Result<std::optional<Registration>> registered(const Digest& digest,
                                                  uint64_t before) const override {
     return log_.registered(digest, before);
   }
 
  private:
+  const ManifestFinder find_;
   const KeyPolicy keys_;
   const LogManifests log_;
 };

@@ -252,7 +252,7 @@ Status FoldState::flush_changed(DigestMap<T>& map, const Encode& encode) {
 }
 
 Status FoldState::flush(ThreadPool* pool) {
-  // Key order: #/next, G/ (K/ L/ b/ g/), m/ (o/), r/ (s/ v/ w/). The changed run views are
+  // Key order: #/next (#/version), G/ (K/ L/ b/ g/ o/), r/ (s/ v/ w/). The changed run views are
   // serialized on the pool's workers while this thread writes the records before them (below).
   constexpr size_t kParallelFrom = 256;  // fewer are not worth waking the pool
   // Sorted by key through a copy of the keys: comparing in place would read every view's map

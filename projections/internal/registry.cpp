@@ -146,15 +146,12 @@ ManifestSummary summarize_manifest(const Digest& digest, const Json& manifest,
   return out;
 }
 
-Hardware summary_hardware(const Json& summary) {
-  return Hardware{json_string(summary, "vendor").value_or(""),
-                  json_string(summary, "product").value_or(""),
-                  json_string(summary, "architecture").value_or("")};
-}
-
 ManifestFacts manifest_facts(const Json& summary) {
   const Json* source = summary.find("sourceAvailable");
-  return ManifestFacts{summary_hardware(summary), json_string(summary, "operationSpecDigest"),
+  const Hardware hardware{json_string(summary, "vendor").value_or(""),
+                          json_string(summary, "product").value_or(""),
+                          json_string(summary, "architecture").value_or("")};
+  return ManifestFacts{hardware, json_string(summary, "operationSpecDigest"),
                        json_string(summary, "correctnessKey"),
                        source != nullptr && source->is_bool() && source->as_bool()};
 }

@@ -17,7 +17,6 @@
 #include "events/kernelindex.h"
 #include "events/sha256.h"
 #include "projections/manifests.h"
-#include "projections/store.h"
 
 namespace evl {
 
@@ -25,9 +24,8 @@ namespace evl {
 // a JSON object; the fold writes its text with summarize_manifest() below.
 Json manifest_summary(const Digest& digest, const Json& manifest, const Json& metadata);
 
-// The GPU an environment's summary names; members the manifest lacks read as "".
-Hardware summary_hardware(const Json& summary);
-
+// The facts a summary gives (an environment's GPU, members the manifest lacks reading as "";
+// a workload's keys; an implementation's source availability).
 ManifestFacts manifest_facts(const Json& summary);
 
 // What the fold makes of a new manifest: jcs_serialize(manifest_summary(...)) and

@@ -162,11 +162,12 @@ TEST_CASE("the ledger's projections equal a naive fold after each append and a r
   }
 }
 
-// `text` with every reference to the fixtures' placeholder environment pointed at `env`.
+// `text` with every environmentDigest the fixtures write (test_digest("environment"), which no
+// manifest has) replaced by `env`.
 void point_at_environment(std::string& text, const Digest& env) {
-  const std::string placeholder = digest_text(test::test_digest("environment"));
-  for (size_t at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder)) {
-    text.replace(at, placeholder.size(), digest_text(env));
+  const std::string fixture_env = digest_text(test::test_digest("environment"));
+  for (size_t at = text.find(fixture_env); at != std::string::npos; at = text.find(fixture_env)) {
+    text.replace(at, fixture_env.size(), digest_text(env));
   }
 }
 
