@@ -16,6 +16,7 @@ const char* code_name(Code code) {
     case Code::kNotFound: return "not found";
     case Code::kUsage: return "usage";
     case Code::kIo: return "i/o";
+    case Code::kDenied: return "denied";
   }
   return "unknown";
 }

@@ -17,15 +17,17 @@
 
 namespace evl {
 
-// The codes map onto the CLI's exit codes (tools/exit_code.h): kRejected and kCorrupt → 1,
-// kUsage → 2, kIo → 3.
+// The codes map onto the CLI's exit codes (tools/cli.h): kRejected, kDenied, kCorrupt and
+// kNotFound → 1, kUsage → 2, kIo → 3; and onto HTTP statuses (tools/server/http.h): kRejected
+// 400, kDenied 403, kNotFound 404, kUsage 400, kCorrupt and kIo 500.
 enum class Code {
   kOk = 0,
-  kRejected,  // input that breaks a rule: bad signature, policy, format; nothing was changed
+  kRejected,  // input that breaks a rule: bad signature, format, a key rule; nothing was changed
   kCorrupt,   // stored data fails verification: a tampered or damaged ledger
   kNotFound,  // a lookup found nothing (an id, an index, a file)
   kUsage,     // the caller asked for something that makes no sense
   kIo,        // the environment failed: disk, permissions, LMDB, the network
+  kDenied,    // a well-formed event whose signer lacks the key, role or scope it needs there
 };
 
 const char* code_name(Code code);
@@ -57,6 +59,7 @@ inline Status corrupt(std::string message) { return Status(Code::kCorrupt, std::
 inline Status not_found(std::string message) { return Status(Code::kNotFound, std::move(message)); }
 inline Status usage_error(std::string message) { return Status(Code::kUsage, std::move(message)); }
 inline Status io_error(std::string message) { return Status(Code::kIo, std::move(message)); }
+inline Status denied(std::string message) { return Status(Code::kDenied, std::move(message)); }
 
 template <typename T>
 class [[nodiscard]] Result {

@@ -97,23 +97,23 @@ Status KeyPolicy::check_signer(uint64_t index, const EventBody& body,
   const KeyRecord* rec = find(body.author);
   if (rec == nullptr) {
     auto voided = voided_grants_.find(body.author);
-    return rejected("signer " + describe(body.author) + " is not a key of this ledger" +
+    return denied("signer " + describe(body.author) + " is not a key of this ledger" +
                     (voided != voided_grants_.end() ? " (" + voided->second + ")"
                                                     : "; an admin must grant it a role first"));
   }
   if (rec->revoked_at && index >= *rec->revoked_at) {
-    return rejected("signer " + rec->name + " was revoked at index " +
+    return denied("signer " + rec->name + " was revoked at index " +
                     std::to_string(*rec->revoked_at) + " (" +
                     revoke_reason_name(rec->revoke_reason) + ")");
   }
   auto need = [&](Role role, const char* what) -> Status {
     if (rec->has_role(role)) return Status::ok();
-    return rejected("signer " + rec->name + " has no " + role_name(role) + " role, which " +
+    return denied("signer " + rec->name + " has no " + role_name(role) + " role, which " +
                     what + " needs (granted: " + roles_text(rec->roles) + ")");
   };
   auto need_scope = [&](const char* role, std::string_view source) -> Status {
     if (rec->in_scope(source)) return Status::ok();
-    return rejected("signer " + rec->name + " has no " + role + " role for source " +
+    return denied("signer " + rec->name + " has no " + role + " role for source " +
                     std::string(source) + " (granted: " + join(rec->scope) + ")");
   };
   switch (body.kind()) {
@@ -128,7 +128,7 @@ Status KeyPolicy::check_signer(uint64_t index, const EventBody& body,
           rec->has_role(Role::kCurator)) {
         return Status::ok();
       }
-      return rejected("signer " + rec->name +
+      return denied("signer " + rec->name +
                       " needs an importer, runner or curator role to register a manifest "
                       "(granted: " + roles_text(rec->roles) + ")");
     case EventKind::kObservation:

@@ -60,7 +60,9 @@ class KeyPolicy {
 
   // Whether `body` may be appended at `index` (the current log size). `scope_subject` is the
   // source slug of an observation (from its manifest); disqualifications carry their own.
-  // kRejected with the signer's name and the reason otherwise.
+  // kDenied with the signer's name and the reason when the signer is not a key of the ledger
+  // here, is revoked, or lacks the role or scope; kRejected when the event itself breaks a rule
+  // (a second genesis, a grant that renames a key, a revocation of an unknown key, ...).
   [[nodiscard]] Status check(uint64_t index, const EventBody& body,
                              std::string_view scope_subject = {}) const;
 

@@ -663,8 +663,9 @@ void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
   for (auto& range : group) {
     for (size_t i = range.begin; i < range.end; ++i) {
       AppendOutcome& outcome = range.pending->outcomes[i];
-      if (range.pending->items[i].status.is_ok() &&
-          (outcome.status.is_ok() || outcome.status.code() != Code::kRejected)) {
+      const bool refused = outcome.status.code() == Code::kRejected ||
+                           outcome.status.code() == Code::kDenied;
+      if (range.pending->items[i].status.is_ok() && !refused) {
         outcome.status = failure.with_context("entry not stored");
         outcome.added = false;
       }

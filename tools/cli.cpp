@@ -16,6 +16,7 @@ int exit_code(Code code) {
   switch (code) {
     case Code::kOk: return kExitOk;
     case Code::kRejected:
+    case Code::kDenied:
     case Code::kCorrupt:
     case Code::kNotFound: return kExitRejected;
     case Code::kUsage: return kExitUsage;

@@ -204,7 +204,7 @@ TEST_CASE("rejected entries take no index and the rest of the batch stays dense"
   Bytes good2 = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "4"));
   auto out = append(*ledger, {good1, out_of_scope, bad_sig, good2});
   REQUIRE(out[0].status.is_ok());
-  CHECK(out[1].status.code() == Code::kRejected);
+  CHECK(out[1].status.code() == Code::kDenied);  // the signer's scope, not the entry, is at fault
   CHECK_THAT(out[1].status.message(), Catch::Contains("importer.example.org") &&
                                           Catch::Contains("flashinfer") &&
                                           Catch::Contains("gpumode, sol-execbench"));
@@ -246,14 +246,14 @@ TEST_CASE("events by unknown or revoked keys are rejected with the key's name an
   append_prologue(*ledger, cast);
   SecretKey stranger = test::test_key("stranger.example.org", 0x77);
   auto out = append_one(*ledger, test::signed_entry(stranger, test::attestation_body(stranger, test::test_digest("run"))));
-  CHECK(out.status.code() == Code::kRejected);
+  CHECK(out.status.code() == Code::kDenied);
   CHECK_THAT(out.status.message(), Catch::Contains("is not a key of this ledger"));
 
   auto before = append_one(*ledger, test::signed_entry(cast.attestor, test::attestation_body(cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "before")));
   REQUIRE(before.status.is_ok());
   REQUIRE(append_one(*ledger, test::signed_entry(cast.admin, test::revoke_body(cast.admin, cast.attestor.public_key(), RevokeReason::kRetired))).status.is_ok());
   auto after = append_one(*ledger, test::signed_entry(cast.attestor, test::attestation_body(cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "after")));
-  CHECK(after.status.code() == Code::kRejected);
+  CHECK(after.status.code() == Code::kDenied);
   CHECK_THAT(after.status.message(), Catch::Contains("attestor.example.org") &&
                                          Catch::Contains("was revoked at index") &&
                                          Catch::Contains("retired"));
