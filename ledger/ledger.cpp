@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -593,6 +594,7 @@ Status LedgerImpl::grow_map() {
 void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
   Status failure;
   bool retried = false;
+  const auto started = std::chrono::steady_clock::now();
   for (;;) {
     std::optional<KeyPolicy> changed;
     std::optional<Checkpoint> signed_checkpoint;
@@ -652,6 +654,17 @@ void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
       if (signed_checkpoint) last_checkpoint_ = std::move(signed_checkpoint);
       edge_ = std::move(edge);
       size_.store(next, std::memory_order_release);
+      const uint64_t tree_size = maintain_tree_ ? next : 0;
+      for (auto& range : group) {
+        for (size_t i = range.begin; i < range.end; ++i) {
+          AppendOutcome& outcome = range.pending->outcomes[i];
+          if (outcome.status) outcome.tree_size = tree_size;
+        }
+      }
+      if (on_commit_) {
+        on_commit_({next, static_cast<size_t>(next - start),
+                    std::chrono::steady_clock::now() - started});
+      }
       return;
     }
     if (rc != MDB_MAP_FULL) break;

@@ -12,6 +12,7 @@
 // One process at a time may open a ledger directory for writing.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,13 @@ namespace evl {
 // The on-disk format this evledger reads and writes ("meta" database, key "format").
 inline constexpr std::string_view kLedgerFormat = "evledger-ledger-v1";
 
+// What the writer tells OpenOptions::on_commit after each durable commit.
+struct CommitInfo {
+  uint64_t size = 0;          // the log's size after it: its checkpoint's size
+  size_t entries = 0;         // entries the commit appended (0 when it only answered duplicates)
+  std::chrono::nanoseconds duration{};  // from the transaction's start to its durable commit
+};
+
 struct OpenOptions {
   std::string dir;             // the ledger directory (LMDB files live in <dir>/db)
   bool create = false;         // create an empty ledger when the directory has none
@@ -47,6 +55,10 @@ struct OpenOptions {
   // State kept beside the log in the append transactions (the projections), or null.
   std::shared_ptr<AppendHook> hook;
   unsigned verify_threads = 0;      // checking threads (nice +10); 0: one per hardware thread
+  // Called on the writer thread after each durable commit, before its callers are answered
+  // (so an observer sees a checkpoint before any receipt that cites it goes out). It must not
+  // block or call append(): the next commit waits for it.
+  std::function<void(const CommitInfo&)> on_commit;
 };
 
 struct AppendOutcome {
@@ -54,6 +66,10 @@ struct AppendOutcome {
   uint64_t index = 0;    // valid when ok
   bool added = false;    // false when the event was already in the log at `index`
   Digest id{};           // the event id, when the entry decoded
+  // When ok: the size of the checkpoint of the commit that answered the entry, whose tree holds
+  // it (index < tree_size); inclusion proofs and receipts are made against it. 0 in a ledger
+  // without a tree (OpenOptions::maintain_tree false).
+  uint64_t tree_size = 0;
 };
 
 // Visits one stored entry; the bytes are valid only during the call. Return a non-ok Status to
@@ -75,8 +91,12 @@ class Ledger {
   [[nodiscard]] virtual std::vector<AppendOutcome> append(
       std::span<const Bytes> batch, const std::function<void()>& queued = nullptr) = 0;
 
-  // Number of entries (the next index).
+  // Number of entries (the next index). A read-only Ledger counts what it found at open; one
+  // that another process appends to learns of that through commit_id() and the reads.
   virtual uint64_t size() const = 0;
+  // Changes whenever any process commits to the ledger's database (LMDB's last transaction
+  // id): a cheap test of whether cached reads are still current, without a transaction.
+  virtual uint64_t commit_id() const = 0;
   virtual const std::string& dir() const = 0;
 
   [[nodiscard]] virtual Result<Bytes> entry(uint64_t index) const = 0;

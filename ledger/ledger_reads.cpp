@@ -58,6 +58,12 @@ Result<std::optional<uint64_t>> index_under(const lmdb::Txn& txn, MDB_dbi dbi, c
 
 }  // namespace
 
+uint64_t LedgerImpl::commit_id() const {
+  MDB_envinfo info;
+  if (mdb_env_info(env_, &info) != 0) return 0;
+  return static_cast<uint64_t>(info.me_last_txnid);
+}
+
 Result<Bytes> LedgerImpl::entry(uint64_t index) const {
   return with_read([&](lmdb::Txn& txn) -> Result<Bytes> {
     auto v = txn.get(entries_, u64_be(index));

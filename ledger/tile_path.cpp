@@ -232,4 +232,35 @@ Result<Hash> hash_from_tile(const HashTile& tile, ByteView data, uint64_t index)
   return subtree_of_tile_hashes(data.subspan(slot.begin, slot.end - slot.begin));
 }
 
+void append_entry_frame(std::string& out, ByteView entry) {
+  EVL_ASSERT(entry.size() <= 0xffff);
+  out.push_back(static_cast<char>(entry.size() >> 8));
+  out.push_back(static_cast<char>(entry.size() & 0xff));
+  out.append(as_chars(entry));
+}
+
+Result<std::vector<ByteView>> split_entry_frames(ByteView data, size_t max_entries) {
+  std::vector<ByteView> entries;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    const std::string frame = "frame " + std::to_string(entries.size()) + " (byte " +
+                              std::to_string(pos) + ")";
+    if (entries.size() == max_entries) {
+      return rejected("more than " + std::to_string(max_entries) + " entries: " + frame +
+                      " is one too many; send the rest in another batch");
+    }
+    if (data.size() - pos < 2) return rejected(frame + " is cut short inside its length prefix");
+    const size_t len = size_t{data[pos]} << 8 | data[pos + 1];
+    pos += 2;
+    if (len == 0) return rejected(frame + " is an empty entry; every entry has at least a body");
+    if (data.size() - pos < len) {
+      return rejected(frame + " says " + std::to_string(len) + " bytes but only " +
+                      std::to_string(data.size() - pos) + " follow");
+    }
+    entries.push_back(data.subspan(pos, len));
+    pos += len;
+  }
+  return entries;
+}
+
 }  // namespace evl

@@ -68,6 +68,13 @@ std::vector<EntryBundle> entry_bundles(uint64_t size);
 // The entry bundles that exist at `new_size` but not at `old_size` (old_size <= new_size).
 std::vector<EntryBundle> new_entry_bundles(uint64_t old_size, uint64_t new_size);
 
+// Entry framing (bundles, and batches of entries sent to a log): each entry as a big-endian
+// uint16 length followed by its bytes. Appends one frame; precondition: entry.size() <= 65535.
+void append_entry_frame(std::string& out, ByteView entry);
+// Splits framed entries into views of `data` (valid while it is). kRejected naming the frame
+// when one is empty or cut short, or when there are more than `max_entries`.
+Result<std::vector<ByteView>> split_entry_frames(ByteView data, size_t max_entries);
+
 // The narrowest tile that holds stored hash `index` (see stored_hash_index): the hash itself
 // when it is at a tree level that is a multiple of 8, else the tile hashes it is computed from.
 // Any wider tile with the same level and index holds it too.

@@ -25,6 +25,41 @@ constexpr size_t kMaxEntrySize = 65535;  // the bundle's uint16 length prefix
 
 std::string errno_text() { return std::strerror(errno); }
 
+// Whether (prefix + width) · 256^level <= size: every record the resource covers is in the tree.
+bool covered(int level, uint64_t n, uint32_t width, uint64_t size) {
+  if (level < 0 || level >= 8 || width == 0 || width > kTileWidth) return false;
+  if (n > (UINT64_MAX - width) / kTileWidth) return false;
+  const uint64_t units = n * kTileWidth + width;  // in records of tree level 8·level
+  return units <= (size >> (kTileHeight * level));
+}
+
+// The bundle's bytes: entries [n·256, n·256 + width) as uint16 length ‖ entry, one snapshot.
+Status fill_entry_bundle(const Ledger& ledger, const EntryBundle& bundle, std::string& out) {
+  out.clear();
+  const uint64_t first = bundle.n * kTileWidth;
+  return ledger.scan(first, first + bundle.width, [&](uint64_t index, ByteView entry) {
+    if (entry.size() > kMaxEntrySize) {
+      return corrupt("entry " + std::to_string(index) + " is " + std::to_string(entry.size()) +
+                     " bytes; entries are at most 65,535 bytes, so the ledger is damaged");
+    }
+    append_entry_frame(out, entry);
+    return Status::ok();
+  });
+}
+
+// The tile's bytes: its width · 32 bytes of stored hashes, one snapshot.
+Status fill_hash_tile(const Ledger& ledger, const HashTile& tile, std::string& out) {
+  out.clear();
+  Status s = ledger.read_tree([&](const HashReader& hashes, uint64_t) -> Status {
+    auto read = hashes.read_hashes(tile_stored_hash_indexes(tile));
+    if (!read) return read.error();
+    out.reserve(read->size() * kHashSize);
+    for (const Hash& h : *read) out.append(as_chars(h));
+    return Status::ok();
+  });
+  return s.with_context("hash tile " + hash_tile_path(tile));
+}
+
 // The bytes of the file at `rel` (relative to the directory `dir_fd`, or AT_FDCWD), or nullopt
 // when it does not exist. `shown` names it in messages.
 Result<std::optional<std::string>> read_file_at(int dir_fd, const std::string& rel,
@@ -165,28 +200,12 @@ Status write_new_file(ExportState& st, const std::string& rel, std::string_view 
   return Status::ok();
 }
 
-// Bundle bytes of entries [first, first + width), read in one snapshot.
-Status bundle_bytes(const Ledger& ledger, const EntryBundle& bundle, std::string& out) {
-  out.clear();
-  uint64_t first = bundle.n * kTileWidth;
-  return ledger.scan(first, first + bundle.width, [&](uint64_t index, ByteView entry) {
-    if (entry.size() > kMaxEntrySize) {
-      return corrupt("entry " + std::to_string(index) + " is " + std::to_string(entry.size()) +
-                     " bytes; entries are at most 65,535 bytes, so the ledger is damaged");
-    }
-    out.push_back(static_cast<char>(entry.size() >> 8));
-    out.push_back(static_cast<char>(entry.size() & 0xff));
-    out.append(as_chars(entry));
-    return Status::ok();
-  });
-}
-
 Status write_bundles(ExportState& st, uint64_t old_size, uint64_t size) {
   std::string data;
   data.reserve(size_t{1} << 20);
-  uint64_t first = (old_size / kTileWidth) * kTileWidth;
+  const uint64_t first = (old_size / kTileWidth) * kTileWidth;
   for (const EntryBundle& bundle : new_entry_bundles(old_size, size)) {
-    EVL_RETURN_IF_ERROR(bundle_bytes(st.ledger, bundle, data));
+    EVL_RETURN_IF_ERROR(fill_entry_bundle(st.ledger, bundle, data));
     EVL_RETURN_IF_ERROR(write_new_file(st, entry_bundle_path(bundle), data,
                                        st.report.bundles_written));
     if (st.options.progress) {
@@ -218,14 +237,7 @@ Status check_tree(const Ledger& ledger, const Checkpoint& checkpoint) {
 Status write_hash_tiles(ExportState& st, uint64_t old_size, uint64_t size) {
   std::string data;
   for (const HashTile& tile : new_hash_tiles(old_size, size)) {
-    data.clear();
-    Status s = st.ledger.read_tree([&](const HashReader& hashes, uint64_t) -> Status {
-      auto read = hashes.read_hashes(tile_stored_hash_indexes(tile));
-      if (!read) return read.error();
-      for (const Hash& h : *read) data.append(as_chars(h));
-      return Status::ok();
-    });
-    EVL_RETURN_IF_ERROR(s.with_context("hash tile " + hash_tile_path(tile)));
+    EVL_RETURN_IF_ERROR(fill_hash_tile(st.ledger, tile, data));
     EVL_RETURN_IF_ERROR(write_new_file(st, hash_tile_path(tile), data, st.report.tiles_written));
   }
   return Status::ok();
@@ -318,6 +330,36 @@ Result<ExportReport> export_tiles(const Ledger& ledger, const std::string& out_d
   }
   EVL_RETURN_IF_ERROR(write_checkpoint(st, note));
   return report;
+}
+
+bool tree_has_tile(const HashTile& tile, uint64_t size) {
+  return covered(tile.level, tile.n, tile.width, size);
+}
+
+bool tree_has_bundle(const EntryBundle& bundle, uint64_t size) {
+  return covered(0, bundle.n, bundle.width, size);
+}
+
+Result<std::string> read_hash_tile(const Ledger& ledger, const HashTile& tile, uint64_t size) {
+  if (!tree_has_tile(tile, size)) {
+    return not_found(hash_tile_path(tile) + " is not in the tree of size " +
+                     std::to_string(size));
+  }
+  std::string data;
+  EVL_RETURN_IF_ERROR(fill_hash_tile(ledger, tile, data));
+  return data;
+}
+
+Result<std::string> read_entry_bundle(const Ledger& ledger, const EntryBundle& bundle,
+                                      uint64_t size) {
+  if (!tree_has_bundle(bundle, size)) {
+    return not_found(entry_bundle_path(bundle) + " is not in the tree of size " +
+                     std::to_string(size));
+  }
+  std::string data;
+  data.reserve(size_t{bundle.width} * 2048);
+  EVL_RETURN_IF_ERROR(fill_entry_bundle(ledger, bundle, data));
+  return data;
 }
 
 // ---- reading a tile layout back ---------------------------------------------------------------

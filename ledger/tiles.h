@@ -31,6 +31,7 @@
 
 #include "ledger/audit.h"
 #include "ledger/ledger.h"
+#include "ledger/tile_path.h"
 
 namespace evl {
 
@@ -60,6 +61,20 @@ struct ExportReport {
 //   kIo        the directory cannot be written, or another export holds its lock
 Result<ExportReport> export_tiles(const Ledger& ledger, const std::string& out_dir,
                                   const ExportOptions& options = {});
+
+// Whether the tree of `size` entries has hash tile `tile` (or bundle `bundle`): the hashes (or
+// entries) it holds are all in that tree. A partial tile of an older size is still had: its
+// bytes never change, and clients holding older checkpoints fetch it.
+bool tree_has_tile(const HashTile& tile, uint64_t size);
+bool tree_has_bundle(const EntryBundle& bundle, uint64_t size);
+
+// The bytes of a hash tile or an entry bundle of the ledger's tree, exactly as export_tiles
+// writes them (so a server answers from the ledger what a static host of an export answers).
+// Each is read in one snapshot. kNotFound when the tree of `size` entries (at most the
+// ledger's) does not have it; kCorrupt for a stored entry over 65,535 bytes or a missing hash.
+Result<std::string> read_hash_tile(const Ledger& ledger, const HashTile& tile, uint64_t size);
+Result<std::string> read_entry_bundle(const Ledger& ledger, const EntryBundle& bundle,
+                                      uint64_t size);
 
 // An AuditSource over a tile layout in a directory or under an http:// URL (the layout's root;
 // a trailing slash is optional). It holds the single `checkpoint`; entries come from the entry

@@ -4,6 +4,7 @@
 
 #include "keys/checkpoint.h"
 #include "ledger/proof_format.h"
+#include "ledger/proofs.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 
@@ -90,27 +91,17 @@ int run_inclusion(const Args& args) {
   if (!ledger) return fail(ledger.error());
   auto index = entry_index(args, **ledger);
   if (!index) return fail(index.error());
-  auto entry = (*ledger)->entry(*index);
-  if (!entry) return fail(entry.error());
-  auto cp = ledger_checkpoint(**ledger, *size, "size");
-  if (!cp) return fail(cp.error());
-  if (*index >= cp->checkpoint.size) {
-    return fail(not_found("entry " + std::to_string(*index) + " is not in the tree of size " +
-                          std::to_string(cp->checkpoint.size) + "; choose a later --size"));
+  if (*size) {
+    auto cp = ledger_checkpoint(**ledger, *size, "size");  // names --size when there is none
+    if (!cp) return fail(cp.error());
   }
-  auto hashes = (*ledger)->inclusion_proof(*index, cp->checkpoint.size);
-  if (!hashes) return fail(hashes.error());
-  Hash leaf = leaf_hash(*entry);
-  InclusionProofDoc proof{*index, std::move(*hashes), std::move(cp->note), {}, leaf};
-  // What we hand out must verify, or the ledger's tree disagrees with its entries.
-  auto check = verify_inclusion_proof(proof, leaf, cp->log_key);
-  if (!check) {
-    return fail(corrupt("the ledger's own " + check.error().message() + "; run evledger verify"));
-  }
-  std::string text = format == "json" ? format_inclusion_proof_json(proof) + "\n"
-                                      : format_tlog_proof(proof);
+  auto proof = prove_inclusion(**ledger, *index, *size);
+  if (!proof) return fail(proof.error());
+  std::string text = format == "json" ? format_inclusion_proof_json(proof->proof) + "\n"
+                                      : format_tlog_proof(proof->proof);
   Status s = emit(args, text, "inclusion proof of entry " + std::to_string(*index) +
-                                  " in the tree of size " + std::to_string(cp->checkpoint.size));
+                                  " in the tree of size " +
+                                  std::to_string(proof->checkpoint.size));
   return s ? kExitOk : fail(s);
 }
 
@@ -129,21 +120,20 @@ int run_consistency(const Args& args) {
   if (!to) return fail(to.error());
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
-  auto cp = ledger_checkpoint(**ledger, *to, "to");
-  if (!cp) return fail(cp.error());
-  uint64_t size = cp->checkpoint.size;
-  if (*from > size) {
-    return fail(usage_error("--from " + std::to_string(*from) + " is beyond the tree of size " +
-                            std::to_string(size) + "; a proof goes from an older size to a newer"));
+  if (*to) {
+    auto cp = ledger_checkpoint(**ledger, *to, "to");  // names --to when there is none
+    if (!cp) return fail(cp.error());
   }
-  auto hashes = (*ledger)->consistency_proof(*from, size);
-  if (!hashes) return fail(hashes.error());
-  auto old_root = (*ledger)->root(*from);
-  if (!old_root) return fail(old_root.error());
-  Status check = verify_consistency(*from, size, *hashes, *old_root, cp->checkpoint.root);
-  if (!check) return fail(corrupt("the ledger's own " + check.message() + "; run evledger verify"));
-  ConsistencyProofDoc proof{*from, size, std::move(*hashes), std::move(cp->note)};
-  Status s = emit(args, format_consistency_proof_json(proof) + "\n",
+  auto proof = prove_consistency(**ledger, *from, *to);
+  if (!proof) {
+    // Name the option, not the library's "size N".
+    if (proof.error().code() == Code::kUsage) {
+      return fail(usage_error("--from " + std::to_string(*from) + ": " + proof.error().message()));
+    }
+    return fail(proof.error());
+  }
+  const uint64_t size = proof->to;
+  Status s = emit(args, format_consistency_proof_json(*proof) + "\n",
                   "consistency proof from size " + std::to_string(*from) + " to size " +
                       std::to_string(size));
   return s ? kExitOk : fail(s);

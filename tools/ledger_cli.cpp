@@ -11,7 +11,7 @@
 
 namespace evl::cli {
 
-Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
+ProjectionHookOptions writer_projection_options() {
   ProjectionHookOptions projections;
   // Said once, at the first progress report of the first fold (every 512 entries, or at the
   // end of a shorter one): a fold of a long log takes a while.
@@ -25,11 +25,16 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
                  "events)\n",
                  static_cast<unsigned long long>(total));
   };
-  return open_ledger(args, write, projections);
+  return projections;
+}
+
+Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
+  return open_ledger(args, write, writer_projection_options());
 }
 
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
-                                            const ProjectionHookOptions& projections) {
+                                            const ProjectionHookOptions& projections,
+                                            std::function<void(const CommitInfo&)> on_commit) {
   auto dir = args.require("ledger");
   if (!dir) return dir.error();
   OpenOptions options;
@@ -38,6 +43,7 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
   if (write) {
     options.log_key_path = args.get("log-key").value_or("");
     options.hook = make_projection_hook(projections);  // kept in every append
+    options.on_commit = std::move(on_commit);
   }
   return Ledger::open(options);
 }
@@ -63,31 +69,20 @@ int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const st
 }
 
 std::string newest_size_text(const Ledger& ledger) {
-  auto note = ledger.checkpoint();
-  if (!note) return "unknown";
-  auto parsed = parse_note(*note);
-  if (!parsed) return "unknown";
-  auto checkpoint = parse_checkpoint_body(parsed->text);
-  return checkpoint ? std::to_string(checkpoint->size) : "unknown";
+  auto size = newest_checkpoint_size(ledger);
+  return size ? std::to_string(*size) : "unknown";
 }
 
-Result<LedgerCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<uint64_t> size,
+Result<StoredCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<uint64_t> size,
                                            const std::string& option) {
-  auto note = ledger.checkpoint(size);
-  if (!note && note.error().code() == Code::kNotFound && size) {
+  auto cp = stored_checkpoint(ledger, size);
+  if (!cp && cp.error().code() == Code::kNotFound && size) {
     return not_found("--" + option + " " + std::to_string(*size) +
                      ": the log has no checkpoint of that size (it signs one per commit, at the "
                      "size where the commit ended); the newest is of size " +
                      newest_size_text(ledger) + ", the default");
   }
-  if (!note) return note.error().with_context("checkpoint");
-  auto key = ledger.log_verifier();
-  if (!key) return key.error().with_context("the log's verifier key");
-  auto checkpoint = open_checkpoint(*note, *key);
-  if (!checkpoint) {
-    return corrupt("stored " + checkpoint.error().message() + "; run evledger verify");
-  }
-  return LedgerCheckpoint{std::move(*note), std::move(*checkpoint), std::move(*key)};
+  return cp;
 }
 
 Result<Digest> digest_option(const Args& args, const std::string& name, const char* what) {

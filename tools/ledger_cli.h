@@ -1,6 +1,7 @@
 // tools/ledger_cli.h — helpers for subcommands that open a ledger and append one event.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "keys/checkpoint.h"
 #include "keys/key.h"
 #include "ledger/ledger.h"
+#include "ledger/proofs.h"
 #include "projections/ledger_hook.h"
 #include "tools/cli.h"
 
@@ -18,9 +20,13 @@ namespace evl::cli {
 // afresh (at open: missing, behind the log, or of another projection format; in an append: a
 // compromise that voids earlier events).
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write);
-// As above, with the projections' options when writing (a rebuild's progress, say).
+// As above, with the projections' options when writing (a rebuild's progress, say), and an
+// observer of the writer's commits (OpenOptions::on_commit).
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
-                                            const ProjectionHookOptions& projections);
+                                            const ProjectionHookOptions& projections,
+                                            std::function<void(const CommitInfo&)> on_commit = {});
+// The projections' options of open_ledger(args, write): a writer says when it folds afresh.
+ProjectionHookOptions writer_projection_options();
 
 // Loads the secret key named by option `option` (e.g. --signer).
 Result<SecretKey> load_signer(const Args& args, const std::string& option);
@@ -42,16 +48,10 @@ int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& bod
 // The size of the newest checkpoint, for messages ("unknown" when unreadable).
 std::string newest_size_text(const Ledger& ledger);
 
-struct LedgerCheckpoint {
-  std::string note;
-  Checkpoint checkpoint;
-  VerifierKey log_key;
-};
-
 // The newest checkpoint or the one of `size` entries, opened with the genesis's log key: a
 // stored checkpoint that does not verify is corruption. `option` names the option that asked
 // for the size, for the message when there is no checkpoint of that size.
-Result<LedgerCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<uint64_t> size,
+Result<StoredCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<uint64_t> size,
                                            const std::string& option);
 
 }  // namespace evl::cli

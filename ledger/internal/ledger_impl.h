@@ -66,7 +66,7 @@ class LedgerImpl final : public Ledger {
   explicit LedgerImpl(const OpenOptions& options)
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
         log_key_(options.log_key), log_key_path_(options.log_key_path),
-        maintain_tree_(options.maintain_tree), hook_(options.hook),
+        maintain_tree_(options.maintain_tree), hook_(options.hook), on_commit_(options.on_commit),
         pool_(options.verify_threads, PoolPriority::kBackground) {}
 
   ~LedgerImpl() override {
@@ -87,6 +87,7 @@ class LedgerImpl final : public Ledger {
   std::vector<AppendOutcome> append(std::span<const Bytes> batch,
                                     const std::function<void()>& queued) override;
   uint64_t size() const override { return size_.load(std::memory_order_acquire); }
+  uint64_t commit_id() const override;
   const std::string& dir() const override { return dir_; }
   Result<Bytes> entry(uint64_t index) const override;
   Result<uint64_t> find(const Digest& id) const override;
@@ -212,6 +213,7 @@ class LedgerImpl final : public Ledger {
   std::string log_key_path_;
   bool maintain_tree_;
   std::shared_ptr<AppendHook> hook_;
+  std::function<void(const CommitInfo&)> on_commit_;
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
   tree_store::TreeEdge edge_;                  // writer thread (and open) only
   int lock_fd_ = -1;
