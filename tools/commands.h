@@ -31,5 +31,6 @@ int cmd_groups(const std::vector<std::string>& argv);
 int cmd_leaders(const std::vector<std::string>& argv);
 int cmd_show(const std::vector<std::string>& argv);
 int cmd_rebuild(const std::vector<std::string>& argv);
+int cmd_serve(const std::vector<std::string>& argv);
 
 }  // namespace evl::cli

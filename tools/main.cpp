@@ -42,6 +42,7 @@ const Command kCommands[] = {
     {"proof", "offline inclusion and consistency proofs: make and verify", evl::cli::cmd_proof},
     {"checkpoint", "print the log's newest (or a given size's) signed checkpoint", evl::cli::cmd_checkpoint},
     {"statement", "print the signed projection statement of the newest (or a given size's) checkpoint", evl::cli::cmd_statement},
+    {"serve", "serve the ledger over HTTP: tiles, appends with receipts, the JSON API", evl::cli::cmd_serve},
     {"export-tiles", "write the C2SP tlog-tiles layout: checkpoint, hash tiles, entry bundles", evl::cli::cmd_export_tiles},
 };
 

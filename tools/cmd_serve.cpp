@@ -1,0 +1,176 @@
+// evledger serve — the ledger on the network: C2SP tlog-tiles reads, POST /add-event, the
+// JSON API, /healthz and /metrics (tools/server/). Thin: options, wiring, the signal.
+#include <cstdio>
+#include <memory>
+
+#include "ledger/append_queue.h"
+#include "tools/commands.h"
+#include "tools/ledger_cli.h"
+#include "tools/server/handlers.h"
+#include "tools/server/server.h"
+
+namespace evl::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: evledger serve --ledger DIR [--listen HOST:PORT] [--read-only] [--threads N]\n"
+    "                      [--prefix /PATH] [--log-key FILE] [limits...]\n"
+    "\n"
+    "Serves the ledger over HTTP until SIGINT or SIGTERM (Ctrl-C), then stops accepting,\n"
+    "answers every append in flight, and exits 0. Prints the URL and the log's verifier key.\n"
+    "  /checkpoint, /tile/<L>/<N>[.p/<W>], /tile/entries/<N>[.p/<W>]   C2SP tlog-tiles, served\n"
+    "        straight from the ledger, byte for byte what export-tiles writes\n"
+    "  POST /add-event   one entry (application/octet-stream) or up to 1,000 uint16-framed\n"
+    "        entries (application/vnd.evledger.entries); answered after the durable commit,\n"
+    "        with a C2SP tlog-proof receipt per entry; 503 with Retry-After when the queue is full\n"
+    "  /healthz, /metrics (Prometheus)\n"
+    "\n"
+    "  --listen HOST:PORT   address to listen on (default 127.0.0.1:8080; port 0: any free one)\n"
+    "  --read-only          serve reads only (POST is 405); the ledger may be a mirror that\n"
+    "                       another process writes\n"
+    "  --threads N          I/O threads (default: one per core)\n"
+    "  --prefix /PATH       serve everything under /PATH (default: the root)\n"
+    "  --log-key FILE       the log key that signs each commit's checkpoint (default\n"
+    "                       DIR/keys/log.key)\n"
+    "limits on clients (defaults in brackets):\n"
+    "  --max-connections N [4096]  --header-limit BYTES [16384]  --header-timeout MS [10000]\n"
+    "  --idle-timeout MS [30000]   --body-timeout MS [60000]     --write-timeout MS [60000]\n"
+    "  --queue-entries N [65536]   entries queued for the writer before appends get 503\n"
+    "  --cache-mb N [256]          memory for tiles and bundles already served\n";
+
+struct Bound {
+  const char* name;
+  uint64_t fallback, min, max;
+};
+
+Result<uint64_t> bounded(const Args& args, const Bound& b) {
+  auto v = args.get_u64(b.name, b.fallback);
+  if (!v) return v.error();
+  if (*v < b.min || *v > b.max) {
+    return usage_error("--" + std::string(b.name) + " " + std::to_string(*v) + " is outside " +
+                       std::to_string(b.min) + ".." + std::to_string(b.max));
+  }
+  return *v;
+}
+
+Status parse_listen(const std::string& text, server::ServerOptions& options) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    return usage_error("--listen " + text + " is not HOST:PORT, such as 127.0.0.1:8080");
+  }
+  options.host = text.substr(0, colon);
+  if (options.host.size() > 2 && options.host.front() == '[' && options.host.back() == ']') {
+    options.host = options.host.substr(1, options.host.size() - 2);  // [::1]:8080
+  }
+  options.port = text.substr(colon + 1);
+  auto port = parse_u64(options.port);
+  if (!port || *port > 65535) {
+    return usage_error("--listen " + text + ": the port is a number from 0 to 65535");
+  }
+  return Status::ok();
+}
+
+Status parse_limits(const Args& args, server::ServerOptions& options, uint64_t& queue_entries,
+                    uint64_t& cache_mb) {
+  auto& l = options.limits;
+  const Bound bounds[] = {
+      {"threads", 0, 0, 256},
+      {"max-connections", 4096, 1, 1u << 20},
+      {"header-limit", 16384, 1024, 1u << 20},
+      {"header-timeout", 10000, 10, 3600000},
+      {"idle-timeout", 30000, 10, 3600000},
+      {"body-timeout", 60000, 10, 3600000},
+      {"write-timeout", 60000, 10, 3600000},
+      {"queue-entries", 65536, 1, 1u << 24},
+      {"cache-mb", 256, 0, 1u << 20},
+  };
+  uint64_t v[std::size(bounds)];
+  for (size_t i = 0; i < std::size(bounds); ++i) {
+    auto r = bounded(args, bounds[i]);
+    if (!r) return r.error();
+    v[i] = *r;
+  }
+  options.threads = static_cast<unsigned>(v[0]);
+  l.max_connections = v[1];
+  l.header_limit = v[2];
+  l.header_timeout = std::chrono::milliseconds(v[3]);
+  l.idle_timeout = std::chrono::milliseconds(v[4]);
+  l.body_timeout = std::chrono::milliseconds(v[5]);
+  l.write_timeout = std::chrono::milliseconds(v[6]);
+  queue_entries = v[7];
+  cache_mb = v[8];
+  return Status::ok();
+}
+
+int run(const Args& args) {
+  if (!args.positional().empty()) return fail(usage_error("serve takes no arguments"));
+  server::ServerOptions options;
+  if (Status s = parse_listen(args.get("listen").value_or("127.0.0.1:8080"), options); !s) {
+    return fail(s);
+  }
+  uint64_t queue_entries = 0, cache_mb = 0;
+  if (Status s = parse_limits(args, options, queue_entries, cache_mb); !s) return fail(s);
+  std::string prefix = args.get("prefix").value_or("");
+  if (!prefix.empty() && (prefix[0] != '/' || prefix.find("//") != std::string::npos)) {
+    return fail(usage_error("--prefix " + prefix + " is a URL path such as /log"));
+  }
+  const bool read_only = args.has("read-only");
+
+  // The writer's commits are counted from the first one on; the metrics exist before it.
+  server::Router router(prefix, read_only);
+  server::add_log_routes(router);
+  std::vector<std::string> names;
+  for (const auto& r : router.routes()) names.push_back(r.name);
+  server::Metrics metrics(names);
+
+  auto ledger = open_ledger(args, !read_only, writer_projection_options(),
+                            [&metrics](const CommitInfo& c) { metrics.record_commit(c); });
+  if (!ledger) return fail(ledger.error());
+  auto vkey = (*ledger)->log_verifier();
+  if (!vkey) return fail(vkey.error().with_context("the ledger has no genesis to serve"));
+
+  std::unique_ptr<AppendQueue> appends;
+  if (!read_only) {
+    AppendQueueOptions q;
+    q.max_entries = queue_entries;
+    appends = std::make_unique<AppendQueue>(**ledger, q);
+  }
+  server::ResourceCache resources(cache_mb << 20);
+  server::CheckpointCache checkpoints(**ledger);
+  server::Context context(**ledger, appends.get(), resources, checkpoints, metrics);
+  context.log_vkey = vkey->to_string();
+
+  auto http = server::HttpServer::start(options, router, context);
+  if (!http) return fail(http.error());
+  const std::string host =
+      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  std::printf("serving http://%s:%u%s/ (ledger %s, %llu entries, %s)\n", host.c_str(),
+              (*http)->port(), prefix.c_str(), (*ledger)->dir().c_str(),
+              static_cast<unsigned long long>((*ledger)->size()),
+              read_only ? "read-only" : "appends at POST /add-event");
+  std::printf("log key: %s\n", context.log_vkey.c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr, "evledger: press Ctrl-C to stop\n");
+
+  const int signal = (*http)->wait_for_signal();
+  std::fprintf(stderr, "evledger: signal %d: stopping; answering the requests in flight\n", signal);
+  (*http)->shutdown(std::chrono::seconds(30));
+  if (appends) appends->close();
+  std::fprintf(stderr, "evledger: stopped at %llu entries\n",
+               static_cast<unsigned long long>((*ledger)->size()));
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_serve(const std::vector<std::string>& argv) {
+  return run_command(argv,
+                     {{"ledger"}, {"listen"}, {"read-only", false}, {"threads"}, {"prefix"},
+                      {"log-key"}, {"max-connections"}, {"header-limit"}, {"header-timeout"},
+                      {"idle-timeout"}, {"body-timeout"}, {"write-timeout"}, {"queue-entries"},
+                      {"cache-mb"}},
+                     kUsage, run);
+}
+
+}  // namespace evl::cli
