@@ -1,0 +1,440 @@
+// evledger bench serve — `evledger serve` under load on loopback, next to the machine's limits
+// measured in the same run: nginx serving the same export for static reads (with the same load
+// generator, wrk, and the same settings), and the local sustained append for POST /add-event.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "ledger/http_client.h"
+#include "ledger/http_fetch.h"
+#include "ledger/limits.h"
+#include "ledger/tile_path.h"
+#include "ledger/tiles.h"
+#include "projections/ledger_hook.h"
+#include "tools/bench_support.h"
+
+extern char** environ;
+
+namespace evl::cli::bench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A server started as a child process, its standard output in a file.
+class Child {
+ public:
+  ~Child() { stop(); }
+
+  Status start(const std::string& program, std::vector<std::string> args, const std::string& out) {
+    out_ = out;
+    std::vector<char*> argv;
+    args.insert(args.begin(), program);
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (out + ".err").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int rc = posix_spawnp(&pid_, program.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return io_error("cannot start " + program + ": " + std::strerror(rc));
+    return Status::ok();
+  }
+
+  // The first line of its output that starts with `prefix`, within 30 s.
+  Result<std::string> line_starting(const std::string& prefix) {
+    for (int i = 0; i < 3000; ++i) {
+      std::ifstream in(out_);
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind(prefix, 0) == 0) return line;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return io_error("the child exited before printing '" + prefix + "'; see " + out_ + ".err");
+      }
+      usleep(10000);
+    }
+    return io_error("the child printed no '" + prefix + "' within 30 s");
+  }
+
+  pid_t pid() const { return pid_; }
+
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_;
+};
+
+// VmHWM and VmRSS of a process, in MB, and its open descriptors.
+struct ProcessFigures {
+  double peak_rss_mb = 0, rss_mb = 0;
+  size_t fds = 0;
+};
+
+ProcessFigures process_figures(pid_t pid) {
+  ProcessFigures f;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) f.peak_rss_mb = std::stod(line.substr(6)) / 1024;
+    if (line.rfind("VmRSS:", 0) == 0) f.rss_mb = std::stod(line.substr(6)) / 1024;
+  }
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != fs::directory_iterator(); ++it) {
+    ++f.fds;
+  }
+  return f;
+}
+
+struct WrkFigures {
+  double requests_per_second = 0;
+  double p50_ms = 0, p99_ms = 0;
+  uint64_t requests = 0;
+};
+
+double wrk_ms(const std::string& text) {
+  double v = std::stod(text);
+  if (text.find("us") != std::string::npos) return v / 1000;
+  if (text.find("ms") != std::string::npos) return v;
+  return v * 1000;  // "s"
+}
+
+// wrk with one thread and 32 connections (DESIGN.md's setting for nginx's limit).
+Result<WrkFigures> run_wrk(const std::string& url, int seconds) {
+  std::string cmd = "wrk -t1 -c32 -d" + std::to_string(seconds) + "s --latency '" + url + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return io_error("cannot run wrk");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int rc = pclose(p);
+  if (rc != 0 || out.find("Requests/sec:") == std::string::npos) {
+    return io_error("wrk failed (install it: apt-get install wrk; tools/scripts/install-deps.sh "
+                    "does): " + out.substr(0, 300));
+  }
+  WrkFigures f;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string first, second;
+    words >> first >> second;
+    if (first == "Requests/sec:") f.requests_per_second = std::stod(second);
+    if (first == "50%") f.p50_ms = wrk_ms(second);
+    if (first == "99%") f.p99_ms = wrk_ms(second);
+    if (line.find("requests in") != std::string::npos) f.requests = std::stoull(first);
+    if (line.find("Non-2xx") != std::string::npos) {
+      return io_error("wrk saw errors from " + url + ": " + line);
+    }
+  }
+  return f;
+}
+
+Status write_nginx_conf(const std::string& dir, const std::string& root, int port) {
+  fs::create_directories(dir + "/tmp");
+  std::ofstream out(dir + "/nginx.conf");
+  out << "daemon off;\nworker_processes auto;\npid " << dir << "/nginx.pid;\nerror_log " << dir
+      << "/error.log;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n"
+      << "  client_body_temp_path " << dir << "/tmp;\n  proxy_temp_path " << dir << "/tmp;\n"
+      << "  fastcgi_temp_path " << dir << "/tmp;\n  uwsgi_temp_path " << dir << "/tmp;\n"
+      << "  scgi_temp_path " << dir << "/tmp;\n  default_type application/octet-stream;\n"
+      << "  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 1000000;\n"
+      << "  server {\n    listen 127.0.0.1:" << port << ";\n    root " << root << ";\n"
+      << "    location / { }\n  }\n}\n";
+  return out ? Status::ok() : io_error("cannot write " + dir + "/nginx.conf");
+}
+
+int free_port() {
+  // Bind to port 0 and close: the port is free for a moment, long enough for nginx.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct PostFigures {
+  double per_second = 0;
+  double p50_ms = 0, p99_ms = 0;
+  uint64_t entries = 0, requests = 0;
+};
+
+// `clients` connections post `entries` in requests of `batch`, each the next when the last
+// was answered; every entry must come back stored.
+Result<PostFigures> post_load(const std::string& url, std::span<const Bytes> entries,
+                              size_t batch, unsigned clients) {
+  const size_t requests = (entries.size() + batch - 1) / batch;
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status failure;
+  std::vector<double> latencies;
+  latencies.reserve(requests);
+  auto client = [&] {
+    auto http = HttpClient::open(url);
+    if (!http) {
+      std::lock_guard lock(mu);
+      failure = http.error();
+      return;
+    }
+    std::vector<double> mine;
+    std::string body;
+    for (size_t r; (r = next.fetch_add(1)) < requests;) {
+      body.clear();
+      const size_t first = r * batch, n = std::min(batch, entries.size() - first);
+      for (size_t i = 0; i < n; ++i) append_entry_frame(body, entries[first + i]);
+      auto t0 = Clock::now();
+      auto answer = (*http)->post("add-event", "application/vnd.evledger.entries", body);
+      mine.push_back(seconds_since(t0) * 1000);
+      const std::string want = "\"added\":" + std::to_string(n) + ",";
+      if (!answer || answer->status != 200 || answer->body.find(want) == std::string::npos) {
+        std::lock_guard lock(mu);
+        if (failure.is_ok()) {
+          failure = !answer ? answer.error()
+                            : io_error("POST /add-event answered " + std::to_string(answer->status) +
+                                       ": " + answer->body.substr(0, 300));
+        }
+        next = requests;
+        return;
+      }
+    }
+    std::lock_guard lock(mu);
+    latencies.insert(latencies.end(), mine.begin(), mine.end());
+  };
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (unsigned c = 0; c < clients; ++c) threads.emplace_back(client);
+  for (auto& t : threads) t.join();
+  const double seconds = seconds_since(start);
+  if (!failure.is_ok()) return failure;
+  return PostFigures{entries.size() / seconds, percentile(latencies, 0.5),
+                     percentile(latencies, 0.99), entries.size(), requests};
+}
+
+std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
+
+// Starts `evledger serve` on `dir` (whose keys/log.key signs) and returns its URL.
+Result<std::string> start_server(Child& child, const std::string& dir, const std::string& out,
+                                 bool read_only) {
+  std::vector<std::string> args{"serve", "--ledger", dir, "--listen", "127.0.0.1:0"};
+  if (read_only) args.push_back("--read-only");
+  EVL_RETURN_IF_ERROR(child.start(self_path(), args, out));
+  auto line = child.line_starting("serving ");
+  if (!line) return line.error();
+  return line->substr(8, line->find(' ', 8) - 8);
+}
+
+}  // namespace
+
+int bench_serve(const Args& args) {
+  auto entries_opt = args.get_u64("entries", 50000);
+  if (!entries_opt) return fail(entries_opt.error());
+  const uint64_t n_entries = std::max<uint64_t>(*entries_opt, 2000);
+  const bool json = args.has("json");
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int kWrkSeconds = 4;
+  auto note = [&](const char* what) {
+    if (!json) std::fprintf(stderr, "bench: %s...\n", what);
+  };
+  const std::string scratch = scratch_dir(args, "serve");
+  fs::create_directories(scratch);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { fs::remove_all(dir); }
+  } cleanup{scratch};
+
+  note("Ed25519 verify rate");
+  const double verify_before = ed25519_verify_rate(cores, kEntryBytes, 1.5);
+
+  // Static reads: a ledger of 20,000 entries and its export, served by evledger and by nginx.
+  note("a ledger of 20,000 entries and its export");
+  const std::string reads_dir = scratch + "/reads";
+  auto reads = make_ledger(reads_dir);
+  if (!reads) return fail(reads.error());
+  ThreadPool pool;
+  if (Status s = fill(*reads, 0, 20000, pool); !s) return fail(s);
+  if (auto r = export_tiles(*reads->ledger, scratch + "/export"); !r) return fail(r.error());
+  fs::create_directories(reads_dir + "/keys");
+  if (Status s = reads->log_key->save(reads_dir + "/keys/log.key"); !s) return fail(s);
+  reads->ledger.reset();
+
+  const std::vector<std::pair<std::string, std::string>> resources = {
+      {"checkpoint", "checkpoint"}, {"full tile", "tile/0/050"},
+      {"entry bundle", "tile/entries/050"}};
+  nlohmann::ordered_json static_reads = nlohmann::ordered_json::array();
+  ProcessFigures server_before_reads, server_after_reads;
+  {
+    note("static reads: evledger serve and nginx, wrk -t1 -c32");
+    Child server, nginx;
+    auto url = start_server(server, reads_dir, scratch + "/serve-reads.out", true);
+    if (!url) return fail(url.error());
+    const int port = free_port();
+    if (Status s = write_nginx_conf(scratch + "/nginx", scratch + "/export", port); !s) return fail(s);
+    if (Status s = nginx.start("nginx", {"-e", scratch + "/nginx/error.log", "-p", scratch + "/nginx",
+                                         "-c", scratch + "/nginx/nginx.conf"},
+                               scratch + "/nginx.out");
+        !s) {
+      return fail(s);
+    }
+    const std::string nginx_url = "http://127.0.0.1:" + std::to_string(port) + "/";
+    for (int i = 0; i < 300 && !http_get(nginx_url + "checkpoint"); ++i) usleep(10000);
+    // 10^4 requests first, for the memory figure at that point.
+    auto warm = HttpClient::open(*url);
+    if (!warm) return fail(warm.error());
+    server_before_reads = process_figures(server.pid());
+    for (int i = 0; i < 10000; ++i) {
+      auto r = (*warm)->get(resources[i % 3].second);
+      if (!r || r->status != 200) return fail(io_error("GET failed during the warm-up"));
+    }
+    warm->reset();
+    ProcessFigures after_1e4 = process_figures(server.pid());
+    uint64_t served = 10000;
+    for (const auto& [name, path] : resources) {
+      auto ours = run_wrk(*url + path, kWrkSeconds);
+      if (!ours) return fail(ours.error());
+      auto theirs = run_wrk(nginx_url + path, kWrkSeconds);
+      if (!theirs) return fail(theirs.error());
+      served += ours->requests;
+      static_reads.push_back({{"resource", name},
+                              {"path", path},
+                              {"evledgerPerSecond", std::round(ours->requests_per_second)},
+                              {"nginxPerSecond", std::round(theirs->requests_per_second)},
+                              {"ratioToNginx", ours->requests_per_second / theirs->requests_per_second},
+                              {"evledgerP99Ms", ours->p99_ms},
+                              {"nginxP99Ms", theirs->p99_ms}});
+    }
+    // Up to 10^6 requests in all, for the memory figure there.
+    while (served < 1000000) {
+      auto more = run_wrk(*url + resources[(served / 100000) % 3].second, kWrkSeconds);
+      if (!more) return fail(more.error());
+      served += more->requests;
+    }
+    usleep(200000);  // the load generator's connections close
+    server_after_reads = process_figures(server.pid());
+    static_reads.push_back({{"memory",
+                             {{"requests", 10000}, {"peakRssMB", after_1e4.peak_rss_mb}}},
+                            {"memoryAfter", {{"requests", served},
+                                             {"peakRssMB", server_after_reads.peak_rss_mb},
+                                             {"rssMB", server_after_reads.rss_mb}}},
+                            {"fds", {{"before", server_before_reads.fds},
+                                     {"after", server_after_reads.fds}}}});
+  }
+
+  // Appends: the local sustained rate, then POST /add-event from 64 clients.
+  note("signing entries");
+  const std::string local_dir = scratch + "/local";
+  Bytes seed(32, 7);
+  // With the projections, as `evledger append` and `evledger serve` keep them.
+  auto local = make_ledger(local_dir, true, seed, make_projection_hook());
+  if (!local) return fail(local.error());
+  auto signed_entries = sign_many(local->importer, 0, n_entries, pool);
+  note("local sustained append with projections (batches of 1,000 from 8 threads)");
+  uint64_t local_added = 0;
+  auto local_s = append_from_clients(*local->ledger, signed_entries, kBatch, kClients, local_added);
+  if (!local_s) return fail(local_s.error());
+  const double local_rate = local_added / *local_s;
+  local->ledger.reset();
+  fs::remove_all(local_dir);
+
+  nlohmann::ordered_json posts = nlohmann::ordered_json::array();
+  for (size_t batch : {size_t{1}, size_t{100}}) {
+    note(batch == 1 ? "POST /add-event, 64 clients, 1 entry each"
+                    : "POST /add-event, 64 clients, 100 entries each");
+    const std::string dir = scratch + "/post-" + std::to_string(batch);
+    auto ledger = make_ledger(dir, true, seed);
+    if (!ledger) return fail(ledger.error());
+    fs::create_directories(dir + "/keys");
+    if (Status s = ledger->log_key->save(dir + "/keys/log.key"); !s) return fail(s);
+    ledger->ledger.reset();
+    Child server;
+    auto url = start_server(server, dir, dir + ".out", false);
+    if (!url) return fail(url.error());
+    const size_t count = batch == 1 ? std::min<size_t>(n_entries, 20000) : n_entries;
+    auto figures = post_load(*url, std::span(signed_entries).first(count), batch, 64);
+    if (!figures) return fail(figures.error());
+    posts.push_back({{"entriesPerRequest", batch},
+                     {"clients", 64},
+                     {"entries", figures->entries},
+                     {"perSecond", std::round(figures->per_second)},
+                     {"ratioToLocalAppend", figures->per_second / local_rate},
+                     {"p50Ms", figures->p50_ms},
+                     {"p99Ms", figures->p99_ms},
+                     {"target", "ratioToLocalAppend >= 0.7"}});
+    server.stop();
+    fs::remove_all(dir);
+  }
+  const double verify_after = ed25519_verify_rate(cores, kEntryBytes, 1.5);
+  const double verify_all = (verify_before + verify_after) / 2;
+
+  nlohmann::ordered_json out;
+  out["machine"] = {{"cores", cores},
+                    {"ed25519VerifyPerSecondAllCores", std::round(verify_all)},
+                    {"localSustainedAppendPerSecond", std::round(local_rate)},
+                    {"localAppendRatioToVerify", local_rate / verify_all}};
+  out["staticReads"] = static_reads;
+  out["appends"] = posts;
+  if (json) {
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("machine (%u cores): Ed25519 verify %.0f /s on all cores; local sustained append "
+              "%.0f /s (%.2f x verify)\n", cores, verify_all, local_rate, local_rate / verify_all);
+  std::printf("static reads, wrk -t1 -c32 %ds each, evledger serve vs nginx on the same export\n",
+              kWrkSeconds);
+  for (const auto& r : static_reads) {
+    if (!r.contains("resource")) continue;
+    std::printf("  %-13s %8.0f /s vs %8.0f /s = %.2f x nginx (targets >= 20,000/s, >= 0.7); "
+                "p99 %.2f ms vs %.2f ms\n",
+                r["resource"].get<std::string>().c_str(), r["evledgerPerSecond"].get<double>(),
+                r["nginxPerSecond"].get<double>(), r["ratioToNginx"].get<double>(),
+                r["evledgerP99Ms"].get<double>(), r["nginxP99Ms"].get<double>());
+  }
+  const auto& mem = static_reads.back();
+  std::printf("  server memory: peak RSS %.1f MB after 10^4 requests, %.1f MB after %llu; "
+              "descriptors %zu before the load, %zu after\n",
+              mem["memory"]["peakRssMB"].get<double>(), mem["memoryAfter"]["peakRssMB"].get<double>(),
+              static_cast<unsigned long long>(mem["memoryAfter"]["requests"].get<uint64_t>()),
+              mem["fds"]["before"].get<size_t>(), mem["fds"]["after"].get<size_t>());
+  std::printf("POST /add-event from 64 clients, signed 2 KiB entries, answered after the durable "
+              "commit with receipts\n");
+  for (const auto& p : posts) {
+    std::printf("  %3llu per request %8.0f /s = %.2f x local append (target >= 0.7); request "
+                "p50 %.2f ms, p99 %.2f ms\n",
+                static_cast<unsigned long long>(p["entriesPerRequest"].get<uint64_t>()),
+                p["perSecond"].get<double>(), p["ratioToLocalAppend"].get<double>(),
+                p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
+  }
+  return kExitOk;
+}
+
+}  // namespace evl::cli::bench
