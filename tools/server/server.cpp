@@ -69,9 +69,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // From shutdown(): on the session's strand, close it if it waits for a request that has not
   // begun to arrive; a busy one closes after its response.
   void close_if_idle() {
-    auto self = weak_from_this().lock();
-    if (!self) return;  // already on its way out
-    asio::post(stream_.get_executor(), [self] {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->idle_) self->stream_.socket().close();
     });
   }
@@ -307,9 +305,19 @@ class ServerImpl final : public HttpServer {
       acceptor_.close(ignored);
       signals_.cancel(ignored);
     });
+    // Hold each open session while it is told, outside the registry's mutex: dropping the last
+    // hold on one runs its destructor, which takes that mutex.
+    std::vector<std::shared_ptr<Session>> open;
+    {
+      std::lock_guard lock(shared_.mu);
+      for (Session* s : shared_.sessions) {
+        if (auto held = s->weak_from_this().lock()) open.push_back(std::move(held));
+      }
+    }
+    for (auto& s : open) s->close_if_idle();
+    open.clear();
     {
       std::unique_lock lock(shared_.mu);
-      for (Session* s : shared_.sessions) s->close_if_idle();
       shared_.all_closed.wait_for(lock, grace, [&] { return shared_.sessions.empty(); });
     }
     ioc_.stop();
