@@ -8,6 +8,7 @@
 
 #include "events/observation.h"
 #include "keys/checkpoint.h"
+#include "ledger/internal/lmdb_check.h"
 #include "ledger/thread_pool.h"
 
 namespace evl {
@@ -489,6 +490,12 @@ AuditReport audit_log(AuditSource& source, const AuditOptions& options) {
 AuditReport audit_ledger(const Ledger& ledger, const AuditOptions& options) {
   auto source = ledger_audit_source(ledger);
   return audit_log(*source, options);
+}
+
+Status check_ledger_storage(const std::string& dir) {
+  auto checked = lmdb_check::check_file(dir + "/db/data.mdb");
+  if (!checked && checked.error().code() != Code::kNotFound) return checked.error();
+  return Status::ok();
 }
 
 }  // namespace evl

@@ -104,4 +104,14 @@ AuditReport audit_log(AuditSource& source, const AuditOptions& options = {});
 // audit_log over ledger_audit_source(ledger).
 AuditReport audit_ledger(const Ledger& ledger, const AuditOptions& options = {});
 
+// The structure of a ledger directory's LMDB file (<dir>/db/data.mdb), checked with pread()
+// before LMDB maps it: LMDB trusts its file, and a damaged one crashes whoever walks it (a
+// wild page number is a SIGSEGV, a truncated file a SIGBUS, a wrong page type an assertion).
+// Every page LMDB can reach from the meta page it picks is checked (ledger/STORAGE.md lists
+// what), so that an audit of a file that passes cannot crash. Call it before opening a ledger
+// to audit it. kCorrupt "the database file <dir>/db/data.mdb is damaged at page N (byte offset
+// B): what is wrong; the fix"; kIo when the file cannot be read; ok when there is no file
+// (opening the ledger then says so).
+Status check_ledger_storage(const std::string& dir);
+
 }  // namespace evl

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "events/bytes.h"
+#include "ledger/audit.h"
 #include "projections/digest.h"
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
@@ -63,7 +64,15 @@ Result<std::pair<Digest, uint64_t>> state_digest(const Ledger& ledger,
   return out;
 }
 
+// The structure of the ledger's LMDB file, checked before LMDB maps it: a damaged file fails
+// the command instead of crashing it (ledger/audit.h).
+Status checked_storage(const Args& args) {
+  auto dir = args.require("ledger");
+  return dir ? check_ledger_storage(*dir) : dir.error();
+}
+
 int rebuild(const Args& args) {
+  if (Status storage = checked_storage(args); !storage) return fail(storage);
   // A bar on a terminal while the rebuild folds (not while opening catches the state up).
   std::optional<Progress> progress;
   ProjectionHookOptions projections;
@@ -145,6 +154,10 @@ int rebuild(const Args& args) {
 }
 
 int check_command(const Args& args) {
+  if (Status storage = checked_storage(args); !storage) {
+    std::fprintf(stderr, "evledger: check FAILED: %s\n", storage.message().c_str());
+    return exit_code(storage.code());
+  }
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
   auto key = args.has("vkey") ? load_verifier_key(*args.get("vkey")) : (*ledger)->log_verifier();

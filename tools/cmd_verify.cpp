@@ -48,6 +48,13 @@ int run(const Args& args) {
   std::unique_ptr<Ledger> ledger;
   std::unique_ptr<AuditSource> source;
   if (args.has("ledger")) {
+    // LMDB trusts its file: check its structure before LMDB maps it, so that a damaged file
+    // fails the audit instead of crashing it.
+    if (Status storage = check_ledger_storage(*args.get("ledger")); !storage) {
+      if (args.has("json")) print_json_line(nlohmann::ordered_json{{"ok", false}, {"error", storage.message()}});
+      std::fprintf(stderr, "evledger: verification FAILED: %s\n", storage.message().c_str());
+      return exit_code(storage.code());
+    }
     auto opened = open_ledger(args, false);
     if (!opened) return fail(opened.error());
     ledger = std::move(opened.value());
