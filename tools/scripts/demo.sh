@@ -124,3 +124,9 @@ step "the log key's statement about the projections, and an auditor's check of e
 step "the attestation decoded by the standard capnp tool, with no evledger code"
 "$E" get --ledger "$L" "$last" --raw | capnp convert canonical:text "$root/events/event.capnp" SignedEvent | cut -c1-160
 printf '\nThe demo ledger is in %s and its tiles in %s-tiles; try: %s log --ledger %s --json\n' "$L" "$L" "$E" "$L"
+
+step "serve the ledger: C2SP tiles, POST /add-event with receipts, /metrics (Ctrl-C stops it)"
+port=${EVLEDGER_DEMO_PORT:-8080}
+printf 'In another terminal:\n  %s verify --url http://127.0.0.1:%s/ --vkey %s\n  curl -s http://127.0.0.1:%s/checkpoint\n\n' \
+  "$E" "$port" "$K/log.vkey" "$port"
+exec "$E" serve --ledger "$L" --listen "127.0.0.1:$port"
