@@ -7,9 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "events/file_read.h"
 #include "events/sha256.h"
 #include "keys/note.h"
 
@@ -32,17 +31,12 @@ bool split3(std::string_view text, std::string_view& a, std::string_view& b, std
   return true;
 }
 
+// Drops one line ending, LF or CR LF: key files edited on Windows end in CR LF, and a CR can be
+// part of neither a key name (no control characters) nor base64, so nothing else is meant.
 std::string strip_newline(std::string_view text) {
-  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (text.ends_with("\r\n")) text.remove_suffix(2);
+  else if (text.ends_with('\n')) text.remove_suffix(1);
   return std::string(text);
-}
-
-Result<std::string> read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 }  // namespace
@@ -193,7 +187,7 @@ Result<SecretKey> SecretKey::load(const std::string& path) {
     return rejected("secret key file " + path + " has mode " + mode +
                     ": group or others may read it; run 'chmod 600 " + path + "'");
   }
-  auto text = read_small_file(path);
+  auto text = read_file(path, ReadLimit{"secret key file", kMaxKeyFileBytes});
   if (!text) return text.error();
   auto key = parse(*text);
   sodium_memzero(text->data(), text->size());
@@ -235,12 +229,20 @@ Signature64 SecretKey::sign(ByteView message) const {
 Result<VerifierKey> load_verifier_key(const std::string& text_or_path) {
   struct stat st;
   if (::stat(text_or_path.c_str(), &st) == 0) {
-    auto text = read_small_file(text_or_path);
+    auto text = read_file(text_or_path, ReadLimit{"verifier key file", kMaxKeyFileBytes});
     if (!text) return text.error();
-    std::string first = text->substr(0, text->find('\n'));
-    auto key = VerifierKey::parse(first);
+    size_t end = text->find('\n');
+    auto key = VerifierKey::parse(text->substr(0, end == std::string::npos ? end : end + 1));
     if (!key) return key.error().with_context(text_or_path);
     return key;
+  }
+  const int stat_errno = errno;
+  std::string_view name, id, key;
+  if (!split3(text_or_path, name, id, key)) {
+    // Neither a file nor shaped like a key: most likely a mistyped path.
+    return io_error("cannot read verifier key file " + text_or_path + ": " +
+                    std::strerror(stat_errno) +
+                    " (nor is it a verifier key <name>+<hex id>+<base64>)");
   }
   return VerifierKey::parse(text_or_path);
 }

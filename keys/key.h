@@ -25,6 +25,9 @@ namespace evl {
 using KeyId = std::array<uint8_t, 4>;
 
 constexpr uint8_t kEd25519Algorithm = 0x01;  // C2SP signed-note signature type for Ed25519
+// Security limit: a key file (one line of a name, an id and 44 base64 characters) larger than
+// this is not a key file, and is refused before it is read.
+inline constexpr size_t kMaxKeyFileBytes = 4096;
 
 // A key name must be non-empty, have no Unicode spaces (we allow printable ASCII and UTF-8
 // above U+007F but no ASCII space or control) and no '+'.
@@ -58,7 +61,7 @@ class SecretKey {
 
   static Result<SecretKey> generate(std::string name);
   static Result<SecretKey> from_seed(std::string name, ByteView seed);
-  // Parses the text of a secret key file (one line; a trailing newline is allowed).
+  // Parses the text of a secret key file (one line; a trailing LF or CR LF is allowed).
   static Result<SecretKey> parse(std::string_view text);
   // Loads a secret key file. kRejected if group or others may read it (mode must be 0600 or
   // stricter), kIo if it cannot be read.
@@ -83,7 +86,8 @@ class SecretKey {
 };
 
 // Reads a verifier key from the argument itself or, when it names an existing file, from the
-// file's first line.
+// file's first line (ending in LF or CR LF; at most kMaxKeyFileBytes, events/file_read.h). kIo
+// for an argument that is neither an existing file nor shaped like a key (a mistyped path).
 Result<VerifierKey> load_verifier_key(const std::string& text_or_path);
 
 }  // namespace evl

@@ -32,6 +32,10 @@ namespace evl {
 // note cannot make a verifier parse or check without end. Go's note.Open uses the same cap;
 // the spec requires accepting at least 16.
 inline constexpr size_t kMaxNoteSignatures = 100;
+// Security limit for a note read from a file (a saved checkpoint, a tile layout's checkpoint):
+// its few text lines and up to kMaxNoteSignatures signature lines of about 150 bytes (a name,
+// base64 of a key id and a cosignature) fit with room to spare.
+inline constexpr size_t kMaxNoteFileBytes = size_t{32} << 10;
 
 struct NoteSignature {
   std::string name;

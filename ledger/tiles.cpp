@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "events/file_read.h"
 #include "keys/checkpoint.h"
 #include "keys/note.h"
 #include "ledger/http_fetch.h"
@@ -23,7 +24,10 @@ namespace {
 
 constexpr size_t kMaxEntrySize = 65535;  // the bundle's uint16 length prefix
 
-std::string errno_text() { return std::strerror(errno); }
+// The most each resource of a layout can hold (files and HTTP bodies alike).
+const ReadLimit kCheckpointLimit{"checkpoint", kMaxNoteFileBytes};
+const ReadLimit kHashTileLimit{"hash tile", size_t{kTileWidth} * kHashSize};
+const ReadLimit kBundleLimit{"entry bundle", size_t{kTileWidth} * (2 + kMaxEntrySize)};
 
 // Whether (prefix + width) · 256^level <= size: every record the resource covers is in the tree.
 bool covered(int level, uint64_t n, uint32_t width, uint64_t size) {
@@ -60,29 +64,12 @@ Status fill_hash_tile(const Ledger& ledger, const HashTile& tile, std::string& o
   return s.with_context("hash tile " + hash_tile_path(tile));
 }
 
-// The bytes of the file at `rel` (relative to the directory `dir_fd`, or AT_FDCWD), or nullopt
-// when it does not exist. `shown` names it in messages.
-Result<std::optional<std::string>> read_file_at(int dir_fd, const std::string& rel,
-                                                const std::string& shown) {
-  int fd = ::openat(dir_fd, rel.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
-  if (fd < 0) return io_error("cannot open " + shown + ": " + errno_text());
-  std::string data;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0) data.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status s = io_error("cannot read " + shown + ": " + errno_text());
-      ::close(fd);
-      return s;
-    }
-    data.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return std::optional<std::string>(std::move(data));
+const ReadLimit& limit_of(const std::string& rel) {
+  if (rel == "checkpoint") return kCheckpointLimit;
+  return rel.starts_with("tile/entries/") ? kBundleLimit : kHashTileLimit;
 }
+
+std::string errno_text() { return std::strerror(errno); }
 
 // ---- the export directory ------------------------------------------------------------------
 
@@ -110,9 +97,12 @@ class ExportDir {
 
   const std::string& root() const { return root_; }
 
-  // The file's bytes, or nullopt when it does not exist.
+  // The file's bytes, or nullopt when it does not exist (or is too large to be `rel`, which
+  // the export then replaces).
   Result<std::optional<std::string>> read(const std::string& rel) const {
-    return read_file_at(fd_, rel, path(rel));
+    auto data = read_file_at(fd_, rel, path(rel), limit_of(rel));
+    if (!data && data.error().code() == Code::kRejected) return std::optional<std::string>();
+    return data;
   }
 
   // Writes `data` to `rel` through a temporary file and a rename. `durable`: the data and the
@@ -366,13 +356,30 @@ Result<std::string> read_entry_bundle(const Ledger& ledger, const EntryBundle& b
 
 namespace {
 
-// Reads one resource of the layout by its relative path ("checkpoint", "tile/0/000").
+// Reads one resource of the layout by its relative path ("checkpoint", "tile/0/000"), at most
+// limit_of(rel) bytes of it. Messages do not name the source (the callers do).
 using FetchFn = std::function<Result<std::string>(const std::string& rel)>;
+
+// Why `root` cannot hold a layout, if it cannot: it is missing or not a directory (kIo, as
+// any path that is not there).
+Status check_layout_root(const std::string& root) {
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0) {
+    return io_error(std::string(errno == ENOENT ? "no such directory" : errno_text()) +
+                    "; --tiles names the directory that 'evledger export-tiles' wrote");
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return io_error("is not a directory; --tiles names the directory that 'evledger "
+                    "export-tiles' wrote (a server's URL goes to --url http://...)");
+  }
+  return Status::ok();
+}
 
 FetchFn directory_fetcher(std::string root) {
   return [root = std::move(root)](const std::string& rel) -> Result<std::string> {
     std::string path = root + "/" + rel;
-    auto data = read_file_at(AT_FDCWD, path, path);
+    auto data = read_file_at(AT_FDCWD, path, path, limit_of(rel));
+    if (!data || !data->has_value()) EVL_RETURN_IF_ERROR(check_layout_root(root));
     if (!data) return data.error();
     if (!data->has_value()) return not_found(path + " does not exist");
     return std::move(**data);
@@ -381,7 +388,19 @@ FetchFn directory_fetcher(std::string root) {
 
 FetchFn url_fetcher(std::string base) {
   if (!base.ends_with('/')) base += '/';
-  return [base = std::move(base)](const std::string& rel) { return http_get(base + rel); };
+  return [base = std::move(base)](const std::string& rel) -> Result<std::string> {
+    HttpOptions options;
+    options.max_body = limit_of(rel).max_bytes;
+    return http_get(base + rel, options);
+  };
+}
+
+// The URL refused by name: a location with a scheme is a URL, and only http:// is fetched.
+FetchFn refused_url_fetcher() {
+  return [](const std::string&) -> Result<std::string> {
+    return usage_error("not an http:// URL; tiles are read from a directory (--tiles DIR) or "
+                       "over plain http (--url http://host/prefix/)");
+  };
 }
 
 class TileSource final : public AuditSource {
@@ -390,15 +409,17 @@ class TileSource final : public AuditSource {
 
   std::string name() const override { return name_; }
 
+  // Messages: the audit names the source before what scan_entries returns, not before what
+  // scan_checkpoints and check_node return, so those two add the name here.
   Status scan_checkpoints(const std::function<Status(std::string_view)>& visit) const override {
-    EVL_RETURN_IF_ERROR(load_checkpoint());
+    if (Status s = load_checkpoint(); !s) return s.with_context(name_);
     return visit(note_);
   }
 
   Status scan_entries(uint64_t from, uint64_t to, const EntryVisitor& visit) override {
     EVL_RETURN_IF_ERROR(load_checkpoint());
     if (from > to || to > size_) {
-      return usage_error(name_ + ": entries [" + std::to_string(from) + ", " + std::to_string(to) +
+      return usage_error("entries [" + std::to_string(from) + ", " + std::to_string(to) +
                          ") are not all in its checkpoint's tree of size " + std::to_string(size_));
     }
     for (uint64_t i = from; i < to; ++i) {
@@ -422,7 +443,7 @@ class TileSource final : public AuditSource {
     auto width = tile_n < count / kTileWidth ? kTileWidth
                                              : static_cast<uint32_t>(count % kTileWidth);
     auto tile = load_tile(HashTile{tile_level, tile_n, width}, size);
-    if (!tile) return tile.error();
+    if (!tile) return tile.error().with_context(name_);
     const char* stored = tile.value()->data() + (n % kTileWidth) * kHashSize;
     if (std::memcmp(stored, hash.data(), kHashSize) == 0) return Status::ok();
     Bytes found(stored, stored + kHashSize);
@@ -449,9 +470,10 @@ class TileSource final : public AuditSource {
   Result<std::string> fetch_required(const std::string& rel, uint64_t size) const {
     auto data = fetch_(rel);
     if (!data && data.error().code() == Code::kNotFound) {
-      return corrupt(name_ + ": " + rel + " is missing, but the tree of size " +
-                     std::to_string(size) + " needs it (" + data.error().message() + ")");
+      return corrupt(rel + " is missing, but the tree of size " + std::to_string(size) +
+                     " needs it (" + data.error().message() + ")");
     }
+    if (!data && data.error().code() == Code::kRejected) return corrupt(data.error().message());
     return data;
   }
 
@@ -459,11 +481,11 @@ class TileSource final : public AuditSource {
     std::lock_guard lock(checkpoint_mu_);
     if (loaded_) return Status::ok();
     auto note = fetch_("checkpoint");
-    if (!note) return note.error().with_context(name_ + ": cannot read the checkpoint");
+    if (!note) return note.error().with_context("cannot read the checkpoint");
     auto parsed = parse_note(*note);
-    if (!parsed) return parsed.error().with_context(name_ + ": checkpoint");
+    if (!parsed) return parsed.error().with_context("checkpoint");
     auto checkpoint = parse_checkpoint_body(parsed->text);
-    if (!checkpoint) return checkpoint.error().with_context(name_ + ": checkpoint");
+    if (!checkpoint) return checkpoint.error().with_context("checkpoint");
     note_ = std::move(*note);
     size_ = checkpoint->size;
     loaded_ = true;
@@ -489,7 +511,7 @@ class TileSource final : public AuditSource {
     size_t pos = 0;
     const auto* p = reinterpret_cast<const uint8_t*>(bundle_data_.data());
     for (uint32_t i = 0; i < width; ++i) {
-      std::string what = name_ + ": entry bundle " + path + ", entry " +
+      std::string what = "entry bundle " + path + ", entry " +
                          std::to_string(n * kTileWidth + i);
       if (bundle_data_.size() - pos < 2) {
         return corrupt(what + ": the bundle ends before its length prefix; a bundle of width " +
@@ -505,7 +527,7 @@ class TileSource final : public AuditSource {
       pos += length;
     }
     if (pos != bundle_data_.size()) {
-      return corrupt(name_ + ": entry bundle " + path + " has " +
+      return corrupt("entry bundle " + path + " has " +
                      std::to_string(bundle_data_.size() - pos) + " trailing bytes after its " +
                      std::to_string(width) + " entries");
     }
@@ -522,7 +544,7 @@ class TileSource final : public AuditSource {
     auto data = fetch_required(path, size);
     if (!data) return data.error();
     if (data->size() != size_t{tile.width} * kHashSize) {
-      return corrupt(name_ + ": hash tile " + path + " is " + std::to_string(data->size()) +
+      return corrupt("hash tile " + path + " is " + std::to_string(data->size()) +
                      " bytes; a tile of width " + std::to_string(tile.width) + " is exactly " +
                      std::to_string(size_t{tile.width} * kHashSize));
     }
@@ -549,6 +571,9 @@ class TileSource final : public AuditSource {
 std::unique_ptr<AuditSource> tile_audit_source(const std::string& dir_or_url) {
   if (dir_or_url.starts_with("http://") || dir_or_url.starts_with("https://")) {
     return std::make_unique<TileSource>(dir_or_url, url_fetcher(dir_or_url));
+  }
+  if (dir_or_url.find("://") != std::string::npos) {
+    return std::make_unique<TileSource>(dir_or_url, refused_url_fetcher());
   }
   std::string root = dir_or_url;
   while (root.size() > 1 && root.ends_with('/')) root.pop_back();

@@ -85,8 +85,12 @@ Result<std::string> read_entry_bundle(const Ledger& ledger, const EntryBundle& b
 // Errors from the calls: kCorrupt naming the resource for a bundle whose framing is wrong
 // (trailing bytes, a short entry), a tile of the wrong length or with a different hash, or a
 // resource the checkpoint's size needs that is missing (a file that does not exist, HTTP 404);
-// kRejected for a checkpoint that does not parse; kIo when reading or fetching fails, kUsage
-// for an https:// URL (http_fetch.h).
+// kRejected for a checkpoint that does not parse; kIo when reading or fetching fails (a missing
+// root directory, one that is not a directory, a resource that is not a regular file, a
+// deadline), kUsage for an https:// URL (http_fetch.h) and for any other scheme://. Each
+// resource is read under its limit (events/file_read.h), from files and URLs alike: the
+// checkpoint kMaxNoteFileBytes, a hash tile 8 KiB, an entry bundle 256 × 65,537 bytes; a
+// larger one is kCorrupt.
 std::unique_ptr<AuditSource> tile_audit_source(const std::string& dir_or_url);
 
 }  // namespace evl

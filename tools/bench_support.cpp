@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "events/file_read.h"
 #include "keys/signer.h"
 #include "ledger/limits.h"
 
@@ -164,7 +165,7 @@ Result<std::vector<std::string>> run_child(const std::vector<std::string>& args,
   if (rc != 0) return io_error("cannot start a benchmark child process");
   int status = 0;
   waitpid(pid, &status, 0);
-  auto text = read_input(out_path);
+  auto text = read_file(out_path, ReadLimit{"benchmark child's output", size_t{1} << 20});
   std::filesystem::remove(out_path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !text) {
     return io_error("the benchmark child 'evledger " + args.at(0) + " " + args.at(1) +

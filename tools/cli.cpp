@@ -126,20 +126,6 @@ int run_command(const std::vector<std::string>& argv, const std::vector<OptionSp
   return fn(*args);
 }
 
-Result<std::string> read_input(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream out;
-    out << std::cin.rdbuf();
-    return out.str();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot read " + path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return io_error("cannot read " + path);
-  return out.str();
-}
-
 Status write_output(const std::string& path, std::string_view bytes) {
   if (path == "-") {
     std::fwrite(bytes.data(), 1, bytes.size(), stdout);

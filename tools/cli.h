@@ -61,8 +61,6 @@ using CommandFn = int (*)(const Args& args);
 int run_command(const std::vector<std::string>& argv, const std::vector<OptionSpec>& specs,
                 const char* usage, CommandFn fn);
 
-// Reads a whole file ("-" is standard input).
-Result<std::string> read_input(const std::string& path);
 // Writes bytes to a file (created 0644, replaced) or to standard output for "-".
 Status write_output(const std::string& path, std::string_view bytes);
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "events/file_read.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 
@@ -76,7 +77,7 @@ int run(const Args& args) {
   if (!from_stdin) {
     for (const auto& path : args.positional()) {
       if (path == "-") return fail(usage_error("'-' cannot be mixed with files"));
-      auto bytes = read_input(path);
+      auto bytes = read_file(path, ReadLimit{"entry file", kMaxEntryBytes});
       if (!bytes) return fail(bytes.error());
       batch.emplace_back(bytes->begin(), bytes->end());
       names.push_back(path);

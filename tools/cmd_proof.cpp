@@ -2,7 +2,9 @@
 // consistency between two sizes (JSON), and their verification from the proof file alone.
 #include <nlohmann/json.hpp>
 
+#include "events/file_read.h"
 #include "keys/checkpoint.h"
+#include "keys/note.h"
 #include "ledger/proof_format.h"
 #include "ledger/proofs.h"
 #include "tools/commands.h"
@@ -147,7 +149,7 @@ Result<Hash> given_leaf(const Args& args) {
     return usage_error("an inclusion proof needs exactly one of --entry and --leaf-hash");
   }
   if (args.has("entry")) {
-    auto bytes = read_input(*args.get("entry"));
+    auto bytes = read_file(*args.get("entry"), ReadLimit{"entry file", kMaxEntryBytes});
     if (!bytes) return bytes.error();
     return leaf_hash(as_bytes(*bytes));
   }
@@ -206,7 +208,8 @@ int verify_consistency_doc(const Args& args, const ConsistencyProofDoc& proof,
     return fail(usage_error("a consistency proof needs --old-checkpoint FILE, the log's "
                             "checkpoint of size " + std::to_string(proof.from)));
   }
-  auto old_note = read_input(*args.get("old-checkpoint"));
+  auto old_note = read_file(*args.get("old-checkpoint"),
+                            ReadLimit{"checkpoint file", kMaxNoteFileBytes});
   if (!old_note) return fail(old_note.error());
   auto verified = verify_consistency_proof(proof, *old_note, key);
   if (!verified) return fail(verified.error().with_context(not_verified(key)));
@@ -240,7 +243,7 @@ int run_verify(const Args& args) {
   if (!proof_path) return fail(proof_path.error());
   auto key = load_verifier_key(*vkey_arg);
   if (!key) return fail(key.error().with_context("--vkey"));
-  auto text = read_input(*proof_path);
+  auto text = read_file(*proof_path, ReadLimit{"proof file", kMaxProofDocumentBytes});
   if (!text) return fail(text.error());
   auto proof = parse_proof(*text);
   if (!proof) return fail(proof.error().with_context("not verified: " + *proof_path));

@@ -1,7 +1,9 @@
 // evledger rerun — sign and append a controlled rerun of an observed run.
 #include <cstdio>
+#include <sstream>
 #include <string>
 
+#include "events/file_read.h"
 #include "events/jcs.h"
 #include "events/manifest_check.h"
 #include "keys/signer.h"
@@ -47,17 +49,20 @@ constexpr const char* kRunnerHint =
     "'evledger key grant --role runner --scope owner:ID --scope host:ID'";
 
 
-// The one BenchmarkRun of `path`, checked and canonicalized; kRejected with every problem.
+// The one BenchmarkRun of `path`, checked and canonicalized; kRejected with every problem. The
+// file is one document, so it is read whole under the importer's limit for one document.
 Result<CheckedManifest> read_rerun_manifest(const std::string& path) {
-  auto reader = ManifestReader::open(path);
-  if (!reader) return reader.error();
+  auto text = read_file(path, ReadLimit{"manifest file", kMaxDocumentBytes});
+  if (!text) return text.error();
+  std::istringstream in(std::move(*text));
+  auto reader = ManifestReader::from_stream(in, path == "-" ? "standard input" : path);
   SourceDocument doc;
-  auto more = (*reader)->next(doc);
+  auto more = reader->next(doc);
   if (!more) return more.error();
   if (!*more) return rejected(path + " holds no manifest; MANIFEST is one BenchmarkRun");
   if (!doc.status) return doc.status.with_context(path);
   SourceDocument extra;
-  auto again = (*reader)->next(extra);
+  auto again = reader->next(extra);
   if (!again) return again.error();
   if (*again) {
     return rejected(path + " holds more than one document; MANIFEST is the one BenchmarkRun of "
@@ -87,7 +92,7 @@ Result<CheckedManifest> read_rerun_manifest(const std::string& path) {
 Result<std::string> read_cases(const Args& args) {
   auto path = args.get("cases");
   if (!path) return std::string();
-  auto text = read_input(*path);
+  auto text = read_file(*path, ReadLimit{"cases file", kMaxDocumentBytes});
   if (!text) return text.error();
   auto value = parse_json(*text);
   if (!value) return value.error().with_context("--cases " + *path);

@@ -1,4 +1,5 @@
 // evledger sign — turn canonical body bytes into a signed entry.
+#include "events/file_read.h"
 #include "keys/signer.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
@@ -21,9 +22,11 @@ int run(const Args& args) {
   if (args.positional().size() != 1) return fail(usage_error("sign takes one BODY file"));
   auto key = load_signer(args, "key");
   if (!key) return fail(key.error());
-  auto input = read_input(args.positional()[0]);
+  const bool cosign = args.has("cosign");
+  auto input = read_file(args.positional()[0],
+                         ReadLimit{cosign ? "entry file" : "body file", kMaxEntryBytes});
   if (!input) return fail(input.error());
-  auto entry = args.has("cosign") ? add_signature(*key, as_bytes(*input))
+  auto entry = cosign ? add_signature(*key, as_bytes(*input))
                                   : sign_body(*key, as_bytes(*input));
   if (!entry) return fail(entry.error().with_context(args.positional()[0]));
   Status written = write_output(args.get("out").value_or("-"), as_chars(*entry));

@@ -1,7 +1,10 @@
 // evledger verify — the auditor: re-check every entry from the stored bytes.
 #include <nlohmann/json.hpp>
 
+#include "events/file_read.h"
+#include "keys/note.h"
 #include "ledger/audit.h"
+#include "ledger/thread_pool.h"
 #include "ledger/tiles.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
@@ -39,7 +42,7 @@ int run(const Args& args) {
     options.log_key = *key;
   }
   if (auto saved = args.get("from-checkpoint")) {
-    auto note = read_input(*saved);
+    auto note = read_file(*saved, ReadLimit{"checkpoint file", kMaxNoteFileBytes});
     if (!note) return fail(note.error());
     options.saved_checkpoint = *note;
   }
@@ -64,7 +67,13 @@ int run(const Args& args) {
       return fail(usage_error("verifying tiles needs --vkey: the checkpoint must be signed by a "
                               "key you trust, not one the server chose"));
     }
-    source = tile_audit_source(args.has("tiles") ? *args.get("tiles") : *args.get("url"));
+    const bool url = args.has("url");
+    const std::string where = *args.get(url ? "url" : "tiles");
+    if (url != (where.find("://") != std::string::npos)) {
+      return fail(usage_error(url ? "--url " + where + " is not a URL; a directory goes to --tiles"
+                                  : "--tiles " + where + " is a URL; give it to --url"));
+    }
+    source = tile_audit_source(where);
   }
   Progress progress("verify", 0);
   options.progress = [&](uint64_t done, uint64_t total) { progress.update(done, total); };

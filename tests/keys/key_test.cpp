@@ -164,6 +164,45 @@ TEST_CASE("a secret key whose id does not match its key is refused", "[keys][key
   CHECK_THAT(loaded.error().message(), Catch::Contains(path) && Catch::Contains("key id"));
 }
 
+TEST_CASE("key files edited on Windows, ending in CR LF, load as the same keys", "[keys][key]") {
+  test::TempDir dir;
+  write_file(dir.str() + "/go.key", std::string(kGoSkey) + "\r\n", 0600);
+  auto secret = SecretKey::load(dir.str() + "/go.key");
+  REQUIRE_OK(secret);
+  CHECK(secret->verifier().to_string() == kGoVkey);
+  write_file(dir.str() + "/go.vkey", std::string(kGoVkey) + "\r\nignored\r\n", 0644);
+  auto verifier = load_verifier_key(dir.str() + "/go.vkey");
+  REQUIRE_OK(verifier);
+  CHECK(verifier->to_string() == kGoVkey);
+  // A CR anywhere else is still wrong, and said to be.
+  write_file(dir.str() + "/cr.vkey", std::string(kGoVkey) + "\r\r\n", 0644);
+  CHECK_FALSE(load_verifier_key(dir.str() + "/cr.vkey").has_value());
+}
+
+TEST_CASE("a verifier key argument that is neither a file nor a key is a path that cannot be "
+          "read", "[keys][key]") {
+  test::TempDir dir;
+  auto typo = load_verifier_key(dir.str() + "/lg.vkey");
+  REQUIRE_FALSE(typo.has_value());
+  CHECK(typo.error().code() == Code::kIo);
+  CHECK_THAT(typo.error().message(),
+             Catch::Contains("cannot read verifier key file " + dir.str() + "/lg.vkey") &&
+                 Catch::Contains("No such file or directory"));
+  // Shaped like a key, it is judged as a key.
+  auto bad_key = load_verifier_key("name+00000000+AQ==");
+  REQUIRE_FALSE(bad_key.has_value());
+  CHECK(bad_key.error().code() == Code::kRejected);
+}
+
+TEST_CASE("a key file larger than any key is refused before it is read", "[keys][key]") {
+  test::TempDir dir;
+  write_file(dir.str() + "/big.vkey",
+             std::string(kGoVkey) + "\n" + std::string(kMaxKeyFileBytes, '#'), 0644);
+  auto key = load_verifier_key(dir.str() + "/big.vkey");
+  REQUIRE_FALSE(key.has_value());
+  CHECK_THAT(key.error().message(), Catch::Contains("the limit for verifier key files"));
+}
+
 TEST_CASE("save refuses to overwrite an existing file", "[keys][key]") {
   test::TempDir dir;
   const std::string path = dir.str() + "/k.key";
