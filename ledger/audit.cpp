@@ -370,7 +370,7 @@ Status Auditor::scan_all() {
     queue.push_back(std::move(chunk));
     cv.notify_all();
   };
-  std::thread reader([&] {
+  auto reader = start_thread([&] {
     for (uint64_t from = 0; from < size_; from += kAuditChunk) {
       auto chunk = take(spare);
       if (!chunk) return;
@@ -379,8 +379,9 @@ Status Auditor::scan_all() {
       put(read, std::move(chunk));
       if (failed) return;
     }
-  });
-  std::thread checker([&] {
+  }, "the audit's reader thread");
+  if (!reader) return reader.error();
+  auto checker = start_thread([&] {
     for (uint64_t from = 0; from < size_; from += kAuditChunk) {
       auto chunk = take(read);
       if (!chunk) return;
@@ -389,8 +390,8 @@ Status Auditor::scan_all() {
       put(checked, std::move(chunk));
       if (failed) return;
     }
-  });
-  Status status;
+  }, "the audit's checking thread");
+  Status status = checker.status();  // without a checker, only stop the reader below
   for (uint64_t done = 0; done < size_ && status;) {
     auto chunk = take(checked);  // never empty: only this thread stops the audit
     status = chunk->status ? process(*chunk) : chunk->status.with_context(source_.name());
@@ -403,8 +404,8 @@ Status Auditor::scan_all() {
     stop = true;
   }
   cv.notify_all();
-  reader.join();
-  checker.join();
+  reader->join();
+  if (checker) checker->join();
   return status;
 }
 

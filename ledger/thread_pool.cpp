@@ -4,6 +4,8 @@
 #include <atomic>
 #include <latch>
 #include <memory>
+#include <string>
+#include <system_error>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -23,16 +25,36 @@ void lower_own_priority() {
 
 }  // namespace
 
+Result<std::thread> start_thread(std::function<void()> fn, const std::string& what) {
+  try {
+    return std::thread(std::move(fn));
+  } catch (const std::system_error& e) {
+    return io_error("cannot start " + what + ": " + e.what() + "; the system limits the "
+                    "threads of this user (ulimit -u) or of the machine, or is out of memory");
+  }
+}
+
 ThreadPool::ThreadPool(unsigned threads, PoolPriority priority)
     : caller_works_(priority == PoolPriority::kNormal) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, kMaxPoolThreads);
   const unsigned workers = caller_works_ ? threads - 1 : threads;
+  workers_.reserve(workers);
   for (unsigned i = 0; i < workers; ++i) {
-    workers_.emplace_back([this, priority] {
+    auto worker = start_thread([this, priority] {
       if (priority == PoolPriority::kBackground) lower_own_priority();
       run();
-    });
+    }, "a worker thread");
+    if (!worker) {
+      // The started workers work on; the destructor joins them as usual.
+      start_failure_ = "started " + std::to_string(i) + " of " + std::to_string(workers) +
+                       " worker threads: " + worker.error().message();
+      break;
+    }
+    workers_.push_back(std::move(*worker));
   }
+  // Without workers, nobody but the caller would run a queued part.
+  if (workers_.empty()) caller_works_ = true;
 }
 
 ThreadPool::~ThreadPool() {

@@ -4,6 +4,10 @@
 // kBackground pool: the workers only), and returns when all are done. Used for signature
 // verification before the writer and in the audit.
 //
+// A pool starts what the system lets it: when a thread cannot be started (std::system_error,
+// e.g. RLIMIT_NPROC or memory for stacks), it keeps the workers it has, down to none (then the
+// calling thread does all the work, whatever the priority), and says so in start_failure().
+//
 // Thread safety: parallel_for may be called from several threads; calls share the workers.
 #pragma once
 
@@ -12,8 +16,11 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "events/status.h"
 
 namespace evl {
 
@@ -24,9 +31,19 @@ namespace evl {
 // has work instead of sharing one with the checks and falling behind.
 enum class PoolPriority { kNormal, kBackground };
 
+// Starts `fn` on a thread of its own, or returns kIo naming `what` when the system will not
+// start one (std::thread throws std::system_error: a limit on this user's threads, memory for
+// a stack), so that callers report it instead of unwinding past threads they started.
+Result<std::thread> start_thread(std::function<void()> fn, const std::string& what);
+
+// The most threads a pool starts; more are not started (a bound for options such as
+// `verify --threads`: beyond the cores, threads only wait for them).
+inline constexpr unsigned kMaxPoolThreads = 1024;
+
 class ThreadPool {
  public:
-  // threads == 0: one per hardware thread (with kNormal, the caller counts as one).
+  // threads == 0: one per hardware thread (with kNormal, the caller counts as one); at most
+  // kMaxPoolThreads. Never throws for threads the system cannot start (see above).
   explicit ThreadPool(unsigned threads = 0, PoolPriority priority = PoolPriority::kNormal);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -36,6 +53,9 @@ class ThreadPool {
   unsigned size() const {
     return static_cast<unsigned>(workers_.size()) + (caller_works_ ? 1u : 0u);
   }
+
+  // Empty when every thread asked for started; otherwise how many did and why the next did not.
+  const std::string& start_failure() const { return start_failure_; }
 
   // Calls fn(i) for every i in [0, n). fn must not throw. With fewer than `min_per_thread` items
   // per thread it uses fewer threads (all inline up to min_per_thread items): waking a worker costs
@@ -57,6 +77,7 @@ class ThreadPool {
   bool stop_ = false;
   bool caller_works_ = true;
   std::vector<std::thread> workers_;
+  std::string start_failure_;
 };
 
 }  // namespace evl

@@ -222,9 +222,9 @@ int bench_rebuild(const Args& args) {
 }
 
 int bench_import(const Args& args) {
-  auto runs = args.get_u64("entries", 10000);
+  auto runs = args.get_u64("entries", 10000, kBenchEntries);
   if (!runs) return fail(runs.error());
-  auto memory_events = args.get_u64("memory-events", 1000000);
+  auto memory_events = args.get_u64("memory-events", 1000000, kBenchMemoryEntries);
   if (!memory_events) return fail(memory_events.error());
   bool json = args.has("json");
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());

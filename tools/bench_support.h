@@ -18,6 +18,10 @@
 
 namespace evl::cli::bench {
 
+// The sizes a benchmark takes: 10^8 entries of 2 KiB are some 200 GB of ledger.
+inline constexpr U64Range kBenchEntries{1, 100'000'000, "10^8 entries are some 200 GB"};
+inline constexpr U64Range kBenchMemoryEntries{0, 100'000'000, "0: no memory run"};
+
 inline constexpr size_t kEntryBytes = 2048;
 inline constexpr size_t kBatch = 1000;
 // Publishers appending at once in the sustained-append figures.

@@ -51,8 +51,8 @@ Result<ProofFigures> proof_rate(const Ledger& ledger, unsigned count) {
 }  // namespace
 
 int bench_verify(const Args& args) {
-  auto entries = args.get_u64("entries", 50000);
-  auto memory_entries = args.get_u64("memory-entries", 1000000);
+  auto entries = args.get_u64("entries", 50000, kBenchEntries);
+  auto memory_entries = args.get_u64("memory-entries", 1000000, kBenchMemoryEntries);
   if (!entries) return fail(entries.error());
   if (!memory_entries) return fail(memory_entries.error());
   bool json = args.has("json");
@@ -142,7 +142,7 @@ int bench_verify(const Args& args) {
 namespace evl::cli::bench {
 
 int bench_export(const Args& args) {
-  auto entries = args.get_u64("entries", 200000);
+  auto entries = args.get_u64("entries", 200000, kBenchEntries);
   if (!entries) return fail(entries.error());
   bool json = args.has("json");
   std::string dir = scratch_dir(args, "export");

@@ -75,7 +75,12 @@ Result<Args> Args::parse(const std::vector<std::string>& argv,
       if (i + 1 >= argv.size()) return usage_error("--" + name + " needs a value");
       inline_value = argv[++i];
     }
-    args.values_[name].push_back(*inline_value);
+    auto& values = args.values_[name];
+    if (!spec->repeats && !values.empty()) {
+      return usage_error("--" + name + " is given twice ('" + values.front() + "' and '" +
+                         *inline_value + "'); it takes one value: give it once");
+    }
+    values.push_back(*inline_value);
   }
   return args;
 }
@@ -97,17 +102,23 @@ Result<std::string> Args::require(const std::string& name) const {
   return *v;
 }
 
-Result<uint64_t> Args::get_u64(const std::string& name, uint64_t fallback) const {
+Result<uint64_t> Args::get_u64(const std::string& name, uint64_t fallback, U64Range range) const {
   auto v = get(name);
   if (!v) return fallback;
   auto n = parse_u64(*v);
   if (!n) return usage_error("--" + name + ": " + n.error().message());
+  if (*n < range.min || *n > range.max) {
+    std::string note = *range.note != '\0' ? std::string(" (") + range.note + ")" : "";
+    return usage_error("--" + name + " " + *v + " is out of range: give " +
+                       std::to_string(range.min) + " to " + std::to_string(range.max) + note);
+  }
   return *n;
 }
 
-Result<std::optional<uint64_t>> Args::get_optional_u64(const std::string& name) const {
+Result<std::optional<uint64_t>> Args::get_optional_u64(const std::string& name,
+                                                       U64Range range) const {
   if (!has(name)) return std::optional<uint64_t>();
-  auto n = get_u64(name, 0);
+  auto n = get_u64(name, 0, range);
   if (!n) return n.error();
   return std::optional<uint64_t>(*n);
 }

@@ -4,6 +4,7 @@
 // Thread safety: used from main()'s thread only.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -28,10 +29,22 @@ int fail(const Status& status);
 struct OptionSpec {
   std::string name;         // without the leading dashes
   bool takes_value = true;  // false: a flag
+  bool repeats = false;     // may be given more than once (values in Args::all)
 };
 
-// Parsed arguments of one subcommand. Options may be given as --name VALUE or --name=VALUE
-// and repeated; "--" ends options; a lone "-" is a positional (standard input).
+// The values a numeric option takes, inclusive; `note` is said with them ("0: every core").
+struct U64Range {
+  uint64_t min = 0;
+  uint64_t max = UINT64_MAX;
+  const char* note = "";
+};
+// For options whose every value means something (an index, a seed).
+inline constexpr U64Range kAnyU64{};
+
+// Parsed arguments of one subcommand. Options may be given as --name VALUE or --name=VALUE;
+// an option that takes a value may be given once, unless its spec repeats (a second value is
+// a usage error, never silently the one that wins); "--" ends options; a lone "-" is a
+// positional (standard input).
 class Args {
  public:
   static Result<Args> parse(const std::vector<std::string>& argv,
@@ -45,10 +58,11 @@ class Args {
 
   // The option's value or a usage error naming it.
   Result<std::string> require(const std::string& name) const;
-  // An unsigned decimal option, or `fallback` when absent.
-  Result<uint64_t> get_u64(const std::string& name, uint64_t fallback) const;
-  // An unsigned decimal option, or nullopt when absent.
-  Result<std::optional<uint64_t>> get_optional_u64(const std::string& name) const;
+  // An unsigned decimal option in `range`, or `fallback` when absent; kUsage naming the option
+  // and the range otherwise.
+  Result<uint64_t> get_u64(const std::string& name, uint64_t fallback, U64Range range) const;
+  // As get_u64, or nullopt when absent.
+  Result<std::optional<uint64_t>> get_optional_u64(const std::string& name, U64Range range) const;
 
  private:
   bool help_ = false;

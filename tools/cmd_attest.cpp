@@ -79,12 +79,10 @@ Result<Attestation> attestation_from(const Args& args) {
   if (args.has("evidence-url") && a.evidence_url.empty()) {
     return usage_error("--evidence-url is empty; leave it out when there is no evidence page");
   }
-  auto ns = args.get_u64("observed-ns", 0);
+  auto ns = args.get_u64("observed-ns", 0,
+                         {1, UINT64_MAX, "whole nanoseconds; leave it out when you measured "
+                                         "nothing"});
   if (!ns) return ns.error();
-  if (args.has("observed-ns") && *ns == 0) {
-    return usage_error("--observed-ns must be at least 1 (whole nanoseconds); leave it out when "
-                       "you measured nothing");
-  }
   a.observed_ns = *ns;
   a.environment = args.get("environment").value_or("");
   EVL_RETURN_IF_ERROR(check_text("environment", a.environment));

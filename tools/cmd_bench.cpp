@@ -74,7 +74,7 @@ constexpr const char* kUsage =
     "Scratch data goes under --dir (default: the system temp dir) and is removed afterwards.\n";
 
 int bench_memory(const Args& args) {
-  auto entries = args.get_u64("entries", 1000000);
+  auto entries = args.get_u64("entries", 1000000, kBenchEntries);
   if (!entries) return fail(entries.error());
   std::string dir = args.get("keep").value_or(scratch_dir(args, "memory"));
   auto bench = make_ledger(dir);
@@ -93,8 +93,8 @@ int bench_memory(const Args& args) {
 }
 
 int bench_append(const Args& args) {
-  auto entries = args.get_u64("entries", 50000);
-  auto memory_entries = args.get_u64("memory-entries", 1000000);
+  auto entries = args.get_u64("entries", 50000, kBenchEntries);
+  auto memory_entries = args.get_u64("memory-entries", 1000000, kBenchMemoryEntries);
   if (!entries) return fail(entries.error());
   if (!memory_entries) return fail(memory_entries.error());
   bool json = args.has("json");

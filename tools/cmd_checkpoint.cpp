@@ -19,7 +19,7 @@ constexpr const char* kCheckpointUsage =
 
 int run_checkpoint(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("checkpoint takes no arguments"));
-  auto given = args.get_optional_u64("size");
+  auto given = args.get_optional_u64("size", kAnyU64);
   if (!given) return fail(given.error());
   const std::optional<uint64_t> size = *given;
   auto ledger = open_ledger(args, false);

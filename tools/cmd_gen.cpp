@@ -49,16 +49,10 @@ int run(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("gen takes no positional arguments"));
   auto runs = args.require("runs");
   if (!runs) return fail(runs.error());
-  auto n = args.get_u64("runs", 0);
-  if (!n) return fail(n.error());
   // About 1.7 KB of JSON lines per run: 10^8 runs is some 170 GB, hours of output.
-  constexpr uint64_t kMaxRuns = 100000000;
-  if (*n > kMaxRuns) {
-    return fail(usage_error("--runs " + std::to_string(*n) + " is more than gen makes (at most " +
-                            std::to_string(kMaxRuns) +
-                            ", about 170 GB of JSON lines); ask for fewer runs"));
-  }
-  auto seed = args.get_u64("seed", 1);
+  auto n = args.get_u64("runs", 0, {0, 100000000, "10^8 runs are about 170 GB of JSON lines"});
+  if (!n) return fail(n.error());
+  auto seed = args.get_u64("seed", 1, kAnyU64);
   if (!seed) return fail(seed.error());
   std::string out_path = args.get("out").value_or("-");
 
@@ -103,8 +97,9 @@ int run(const Args& args) {
 
 int cmd_gen(const std::vector<std::string>& argv) {
   return run_command(argv,
-                     {{"runs"}, {"seed"}, {"out"}, {"activity"}, {"ledger"}, {"runner-key"},
-                      {"attestor-key"}, {"curator-key"}, {"log-key"}},
+                     {{"runs"}, {"seed"}, {"out"}, {"activity"}, {"ledger"},
+                      {"runner-key", true, true}, {"attestor-key", true, true}, {"curator-key"},
+                      {"log-key"}},
                      kUsage, run);
 }
 

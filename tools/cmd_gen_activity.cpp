@@ -94,12 +94,9 @@ int gen_activity(const Args& args) {
   if (args.has("runs") || args.has("out")) {
     return fail(usage_error("--activity appends to --ledger; it takes no --runs or --out"));
   }
-  auto events = args.get_u64("activity", 0);
+  auto events = args.get_u64("activity", 0, {1, 10'000'000, "events"});
   if (!events) return fail(events.error());
-  if (*events == 0 || *events > 10'000'000) {
-    return fail(usage_error("--activity must be 1..10000000 events"));
-  }
-  auto seed = args.get_u64("seed", 1);
+  auto seed = args.get_u64("seed", 1, kAnyU64);
   if (!seed) return fail(seed.error());
   auto runners = load_keys(args, "runner-key");
   if (!runners) return fail(runners.error());

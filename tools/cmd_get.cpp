@@ -59,8 +59,8 @@ int run_get(const Args& args) {
 
 int run_log(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("log takes no arguments"));
-  auto from = args.get_u64("from", 0);
-  auto limit = args.get_u64("limit", UINT64_MAX);
+  auto from = args.get_u64("from", 0, kAnyU64);
+  auto limit = args.get_u64("limit", UINT64_MAX, kAnyU64);
   if (!from) return fail(from.error());
   if (!limit) return fail(limit.error());
   auto ledger = open_ledger(args, false);

@@ -59,11 +59,8 @@ nlohmann::json document_json(const DocumentOutcome& o) {
 
 int run(const Args& args) {
   if (args.positional().empty()) return fail(usage_error("import needs SOURCE... (or -)"));
-  auto batch = args.get_u64("batch", kDefaultImportBatch);
+  auto batch = args.get_u64("batch", kDefaultImportBatch, {1, 100000, "documents"});
   if (!batch) return fail(batch.error());
-  if (*batch == 0 || *batch > 100000) {
-    return fail(usage_error("--batch must be 1..100000 documents"));
-  }
   // Open every source first, so that a mistyped path changes nothing.
   std::vector<std::unique_ptr<ManifestReader>> readers;
   uint64_t total_bytes = 0;

@@ -88,7 +88,7 @@ int run_revoke(const Args& args) {
   if (!reason) {
     return fail(usage_error("--reason must be retired, rotated or compromised"));
   }
-  auto void_from = args.get_u64("void-from", 0);
+  auto void_from = args.get_u64("void-from", 0, kAnyU64);
   if (!void_from) return fail(void_from.error());
   if (*reason == RevokeReason::kCompromised && !args.has("void-from")) {
     return fail(usage_error("a compromised key needs --void-from INDEX: the first log index "
@@ -156,8 +156,9 @@ int run(const Args& args) {
 
 int cmd_key(const std::vector<std::string>& argv) {
   return run_command(argv,
-                     {{"out"}, {"ledger"}, {"log-key"}, {"key"}, {"role"}, {"scope"}, {"signer"},
-                      {"reason"}, {"void-from"}, {"json", false}},
+                     {{"out"}, {"ledger"}, {"log-key"}, {"key"}, {"role", true, true},
+                      {"scope", true, true}, {"signer"}, {"reason"}, {"void-from"},
+                      {"json", false}},
                      kUsage, run);
 }
 

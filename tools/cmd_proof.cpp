@@ -54,13 +54,6 @@ constexpr const char* kVerifyUsage =
 
 // ---- the log's checkpoints -----------------------------------------------------------------
 
-Result<std::optional<uint64_t>> optional_u64(const Args& args, const std::string& name) {
-  if (!args.has(name)) return std::optional<uint64_t>();
-  auto n = args.get_u64(name, 0);
-  if (!n) return n.error();
-  return std::optional<uint64_t>(*n);
-}
-
 Status emit(const Args& args, const std::string& text, const std::string& what) {
   auto out = args.get("out");
   if (!out || *out == "-") return write_output("-", text);
@@ -75,7 +68,7 @@ Result<uint64_t> entry_index(const Args& args, const Ledger& ledger) {
   if (args.has("id") == args.has("index")) {
     return usage_error("name the entry with exactly one of --id and --index");
   }
-  if (args.has("index")) return args.get_u64("index", 0);
+  if (args.has("index")) return args.get_u64("index", 0, kAnyU64);
   auto id = parse_digest_text(*args.get("id"));
   if (!id) return usage_error("--id: " + id.error().message());
   return ledger.find(*id);
@@ -87,7 +80,7 @@ int run_inclusion(const Args& args) {
   if (format != "tlog-proof" && format != "json") {
     return fail(usage_error("--format is tlog-proof or json, not '" + format + "'"));
   }
-  auto size = optional_u64(args, "size");
+  auto size = args.get_optional_u64("size", kAnyU64);
   if (!size) return fail(size.error());
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
@@ -112,13 +105,11 @@ int run_inclusion(const Args& args) {
 int run_consistency(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("proof consistency takes no arguments"));
   if (!args.has("from")) return fail(usage_error("--from is required; see --help"));
-  auto from = args.get_u64("from", 0);
+  auto from = args.get_u64("from", 0,
+                          {1, UINT64_MAX, "every tree extends the empty one, so a proof from "
+                                          "size 0 proves nothing"});
   if (!from) return fail(from.error());
-  if (*from == 0) {
-    return fail(usage_error("--from must be at least 1: every tree extends the empty one, so a "
-                            "proof from size 0 proves nothing"));
-  }
-  auto to = optional_u64(args, "to");
+  auto to = args.get_optional_u64("to", kAnyU64);
   if (!to) return fail(to.error());
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());

@@ -29,7 +29,7 @@ constexpr const char* kStatementUsage =
 
 int run_statement(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("statement takes no arguments"));
-  auto given = args.get_optional_u64("size");
+  auto given = args.get_optional_u64("size", kAnyU64);
   if (!given) return fail(given.error());
   std::optional<uint64_t> size = *given;
   auto ledger = open_ledger(args, false);

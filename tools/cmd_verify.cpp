@@ -27,12 +27,13 @@ constexpr const char* kUsage =
     "genesis's log key is trusted. --from-checkpoint FILE checks that a checkpoint you saved\n"
     "earlier is still a prefix of the log: that is how truncation and rewritten history are\n"
     "caught. Reports the first failure with its index, what was expected and what was found.\n"
-    "Events voided by a compromise are counted, not failures. Exit 0 when everything\n"
+    "Events voided by a compromise are counted, not failures. --threads N checks on N\n"
+    "threads (0 to 1024; 0, the default: one per hardware thread). Exit 0 when everything\n"
     "verifies, 1 on the first failure. Progress on stderr; --json prints a summary object.\n";
 
 int run(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("verify takes no arguments"));
-  auto threads = args.get_u64("threads", 0);
+  auto threads = args.get_u64("threads", 0, {0, kMaxPoolThreads, "0: one per hardware thread"});
   if (!threads) return fail(threads.error());
   AuditOptions options;
   options.threads = static_cast<unsigned>(*threads);

@@ -150,7 +150,7 @@ activity() { "$E" gen --activity 200 --ledger "$L" --runner-key "$T/runa.key" --
 expect 1 "activity with an attestor as runner" -- "$E" gen --activity 10 --ledger "$L" --runner-key "$T/att.key" --attestor-key "$T/att.key" --curator-key "$T/cur.key"
 contains "$T/err" "has no runner role" "activity role message"
 expect 2 "gen --runs above what gen makes" -- "$E" gen --runs 100000001 --out "$T/never.jsonl"
-contains "$T/err" "at most 100000000" "gen names its limit"
+contains "$T/err" "give 0 to 100000000" "gen names its limit"
 [ ! -s "$T/never.jsonl" ] && ok || bad "gen wrote output before refusing --runs"
 expect 2 "activity without a curator key" -- "$E" gen --activity 10 --ledger "$L" --runner-key "$T/runa.key" --attestor-key "$T/att.key"
 size=$(size_of)
