@@ -71,6 +71,28 @@ bool is_key_event(EventKind kind) {
          kind == EventKind::kKeyRevoke;
 }
 
+// Why a reader must do without LMDB's lock file in `db_dir`, or nullopt when it can use it.
+// LMDB opens lock.mdb for writing even to read (and creates it when missing), and fails with
+// EACCES when it cannot: a user who may only read the ledger could not audit it. Reading
+// without the lock (MDB_NOLOCK) is safe only while no writer commits, so it is chosen only when
+// the lock cannot be had, and said. `may_create`: false when nothing may be created (a
+// writer's probe); a missing lock file then also means reading without it, which is safe:
+// every process that opens the environment with locking creates lock.mdb, so none has.
+std::optional<std::string> why_without_lock(const std::filesystem::path& db_dir,
+                                            bool may_create) {
+  const std::string lock = (db_dir / "lock.mdb").string();
+  int fd = ::open(lock.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  if (errno == EROFS) return std::nullopt;  // LMDB itself reads a read-only filesystem unlocked
+  if (errno != ENOENT) return lock + " cannot be opened for writing: " + std::strerror(errno);
+  if (!may_create) return lock + " does not exist";
+  if (::access(db_dir.c_str(), W_OK) == 0) return std::nullopt;
+  return lock + " does not exist and cannot be created: " + std::strerror(errno);
+}
+
 }  // namespace
 
 Status LedgerImpl::open(bool create) {
@@ -84,6 +106,7 @@ Status LedgerImpl::open(bool create) {
     std::filesystem::create_directories(db_dir, ec);
     if (ec) return io_error("cannot create " + db_dir.string() + ": " + ec.message());
   }
+  if (!read_only_ && !create) EVL_RETURN_IF_ERROR(probe_format());
   if (!read_only_) {
     std::string lock_path = (db_dir / "writer.lock").string();
     lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -100,9 +123,22 @@ Status LedgerImpl::open(bool create) {
     EVL_RETURN_IF_ERROR(load_log_key());
     if (maintain_tree_) EVL_RETURN_IF_ERROR(catch_up_tree());
     if (hook_) EVL_RETURN_IF_ERROR(catch_up_state());
-    writer_ = std::thread([this] { writer_loop(); });
+    auto writer = start_thread([this] { writer_loop(); }, "the ledger's writer thread");
+    if (!writer) return writer.error();
+    writer_ = std::move(*writer);
   }
   return Status::ok();
+}
+
+Status LedgerImpl::probe_format() {
+  read_only_ = probing_ = true;
+  Status s = open_env(false);
+  if (s) s = check_format(false);
+  if (env_ != nullptr) mdb_env_close(env_);
+  env_ = nullptr;
+  data_fd_ = -1;
+  read_only_ = probing_ = false;
+  return s;
 }
 
 Status LedgerImpl::open_env(bool create) {
@@ -112,9 +148,27 @@ Status LedgerImpl::open_env(bool create) {
   mdb_env_set_mapsize(env_, map_size_);
   // MDB_NOTLS: read transactions are not tied to threads. Never MDB_WRITEMAP on the log.
   unsigned flags = MDB_NOTLS | (read_only_ ? MDB_RDONLY : 0);
-  std::string path = (std::filesystem::path(dir_) / "db").string();
+  const std::filesystem::path db_dir = std::filesystem::path(dir_) / "db";
+  std::string path = db_dir.string();
+  std::optional<std::string> unlocked;
+  if (read_only_) unlocked = why_without_lock(db_dir, !probing_);
+  if (unlocked) flags |= MDB_NOLOCK;
   rc = mdb_env_open(env_, path.c_str(), flags, 0644);
+  if (rc == ENOENT && !std::filesystem::exists(db_dir / "data.mdb")) {
+    return io_error("no ledger at " + dir_ + " (" + path + " holds no data.mdb); create one "
+                    "with 'evledger init --ledger " + dir_ + " --origin ORIGIN'");
+  }
+  if (rc == EACCES) {
+    return io_error("cannot open the ledger database in " + path + ": " + mdb_strerror(rc) +
+                    "; reading a ledger needs read access to " + path + " and its data.mdb, "
+                    "writing also write access to the directory");
+  }
   if (rc != 0) return lmdb::error(rc, "cannot open the ledger database in " + path);
+  if (unlocked && !probing_ && notice_) {
+    notice_("reading " + path + " without LMDB's lock file (" + *unlocked + "): this is safe "
+            "only while no writer appends to the ledger; audit a copy, or stop the writers "
+            "first, or give this user write access to the lock file");
+  }
   MDB_envinfo info;
   mdb_env_info(env_, &info);
   map_size_ = info.me_mapsize;

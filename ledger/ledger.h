@@ -43,6 +43,10 @@ struct OpenOptions {
   std::string dir;             // the ledger directory (LMDB files live in <dir>/db)
   bool create = false;         // create an empty ledger when the directory has none
   bool read_only = false;      // open for reading; append() then fails with kUsage
+  // Read-only opens use LMDB's lock file (db/lock.mdb) when this user may write it (or create
+  // it); otherwise they read without it (MDB_NOLOCK), which is safe only while no writer
+  // appends, and say so once through `notice` (when set) before open() returns.
+  std::function<void(const std::string&)> notice;
   uint64_t map_size = 64ull << 30;  // initial LMDB map size; grown on MDB_MAP_FULL
   // The log key's secret key file, which signs a checkpoint for every commit. Needed to
   // append; empty means <dir>/keys/log.key. It must be the genesis's log key.

@@ -40,6 +40,9 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
   OpenOptions options;
   options.dir = *dir;
   options.read_only = !write;
+  options.notice = [](const std::string& text) {
+    std::fprintf(stderr, "evledger: note: %s\n", text.c_str());
+  };
   if (write) {
     options.log_key_path = args.get("log-key").value_or("");
     options.hook = make_projection_hook(projections);  // kept in every append

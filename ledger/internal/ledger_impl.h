@@ -67,6 +67,7 @@ class LedgerImpl final : public Ledger {
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
         log_key_(options.log_key), log_key_path_(options.log_key_path),
         maintain_tree_(options.maintain_tree), hook_(options.hook), on_commit_(options.on_commit),
+        notice_(options.notice),
         pool_(options.verify_threads, PoolPriority::kBackground) {}
 
   ~LedgerImpl() override {
@@ -121,6 +122,9 @@ class LedgerImpl final : public Ledger {
 
  private:
   Status open_env(bool create);
+  // A writer first opens the environment as a reader and checks its format, so that a
+  // directory that is not a ledger is refused with nothing created in it.
+  Status probe_format();
   Status check_format(bool create);
   Status load_state();
   Status load_log_key();
@@ -214,6 +218,8 @@ class LedgerImpl final : public Ledger {
   bool maintain_tree_;
   std::shared_ptr<AppendHook> hook_;
   std::function<void(const CommitInfo&)> on_commit_;
+  std::function<void(const std::string&)> notice_;  // open() only
+  bool probing_ = false;  // open() only: a writer's first, read-only look (probe_format)
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
   tree_store::TreeEdge edge_;                  // writer thread (and open) only
   int lock_fd_ = -1;
