@@ -257,9 +257,9 @@ Result<std::string> start_server(Child& child, const std::string& dir, const std
 }  // namespace
 
 int bench_serve(const Args& args) {
-  auto entries_opt = args.get_u64("entries", 50000);
+  auto entries_opt = args.get_u64("entries", 50000, {2000, 10000000});
   if (!entries_opt) return fail(entries_opt.error());
-  const uint64_t n_entries = std::max<uint64_t>(*entries_opt, 2000);
+  const uint64_t n_entries = *entries_opt;
   const bool json = args.has("json");
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int kWrkSeconds = 4;

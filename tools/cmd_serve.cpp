@@ -39,21 +39,6 @@ constexpr const char* kUsage =
     "  --queue-entries N [65536]   entries queued for the writer before appends get 503\n"
     "  --cache-mb N [256]          memory for tiles and bundles already served\n";
 
-struct Bound {
-  const char* name;
-  uint64_t fallback, min, max;
-};
-
-Result<uint64_t> bounded(const Args& args, const Bound& b) {
-  auto v = args.get_u64(b.name, b.fallback);
-  if (!v) return v.error();
-  if (*v < b.min || *v > b.max) {
-    return usage_error("--" + std::string(b.name) + " " + std::to_string(*v) + " is outside " +
-                       std::to_string(b.min) + ".." + std::to_string(b.max));
-  }
-  return *v;
-}
-
 Status parse_listen(const std::string& text, server::ServerOptions& options) {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
@@ -74,20 +59,25 @@ Status parse_listen(const std::string& text, server::ServerOptions& options) {
 Status parse_limits(const Args& args, server::ServerOptions& options, uint64_t& queue_entries,
                     uint64_t& cache_mb) {
   auto& l = options.limits;
+  struct Bound {
+    const char* name;
+    uint64_t fallback;
+    U64Range range;
+  };
   const Bound bounds[] = {
-      {"threads", 0, 0, 256},
-      {"max-connections", 4096, 1, 1u << 20},
-      {"header-limit", 16384, 1024, 1u << 20},
-      {"header-timeout", 10000, 10, 3600000},
-      {"idle-timeout", 30000, 10, 3600000},
-      {"body-timeout", 60000, 10, 3600000},
-      {"write-timeout", 60000, 10, 3600000},
-      {"queue-entries", 65536, 1, 1u << 24},
-      {"cache-mb", 256, 0, 1u << 20},
+      {"threads", 0, {0, 256, "0: one per core"}},
+      {"max-connections", 4096, {1, 1u << 20}},
+      {"header-limit", 16384, {1024, 1u << 20}},
+      {"header-timeout", 10000, {10, 3600000}},
+      {"idle-timeout", 30000, {10, 3600000}},
+      {"body-timeout", 60000, {10, 3600000}},
+      {"write-timeout", 60000, {10, 3600000}},
+      {"queue-entries", 65536, {1, 1u << 24}},
+      {"cache-mb", 256, {0, 1u << 20}},
   };
   uint64_t v[std::size(bounds)];
   for (size_t i = 0; i < std::size(bounds); ++i) {
-    auto r = bounded(args, bounds[i]);
+    auto r = args.get_u64(bounds[i].name, bounds[i].fallback, bounds[i].range);
     if (!r) return r.error();
     v[i] = *r;
   }
