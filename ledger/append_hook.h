@@ -44,6 +44,15 @@ class KeyValueStore {
   [[nodiscard]] virtual Status erase(std::string_view key) = 0;
   // Visits every key that starts with `prefix` (all keys for an empty prefix) in byte order.
   [[nodiscard]] virtual Status scan(std::string_view prefix, const KeyValueVisitor& visit) const = 0;
+  // Visits the keys that start with `prefix` and are not below `from`, in byte order: a scan
+  // that resumes where an earlier one stopped (the next page of a listing). This default
+  // scans the prefix from its start and skips the keys below `from`; an ordered store seeks.
+  [[nodiscard]] virtual Status scan_from(std::string_view prefix, std::string_view from,
+                                         const KeyValueVisitor& visit) const {
+    return scan(prefix, [&](std::string_view key, std::string_view value) {
+      return key < from || visit(key, value);
+    });
+  }
 
   // Shown the value a write replaces or removes (valid only during the call).
   using ReplacedVisitor = std::function<void(std::string_view old_value)>;

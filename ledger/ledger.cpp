@@ -238,32 +238,59 @@ Status LedgerImpl::check_format(bool create) {
 }
 
 Status LedgerImpl::load_state() {
+  followed_commit_ = commit_id();  // before the read: a commit after it is followed later
   return with_read([&](lmdb::Txn& txn) -> Status {
-    auto cursor = lmdb::Cursor::open(txn, entries_);
-    if (!cursor) return cursor.error();
-    MDB_val k, v;
-    int rc = (*cursor)->get(k, v, MDB_LAST);
-    if (rc == 0) {
-      if (k.mv_size != 8) return corrupt("entries database has a key that is not 8 bytes");
-      size_.store(get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1);
-    } else if (rc != MDB_NOTFOUND) {
-      return lmdb::error(rc, "cannot read the last entry");
-    }
-    // Key state: replay the key events, which the key_events database indexes.
-    auto keys = lmdb::Cursor::open(txn, key_events_);
-    if (!keys) return keys.error();
-    for (rc = (*keys)->get(k, v, MDB_FIRST); rc == 0; rc = (*keys)->get(k, v, MDB_NEXT)) {
-      uint64_t index = get_u64_be(static_cast<const uint8_t*>(k.mv_data));
-      auto stored = txn.get(entries_, u64_be(index));
-      if (!stored) return corrupt("key event " + std::to_string(index) + " is missing");
-      auto checked = check_entry(*stored);
-      if (!checked) return corrupt("key event " + std::to_string(index) + ": " +
-                                   checked.error().message() + "; run 'evledger verify'");
-      policy_.apply(index, checked->body);
-    }
-    if (rc != MDB_NOTFOUND) return lmdb::error(rc, "cannot read the key events");
+    auto size = log_size(txn);
+    if (!size) return size.error();
+    size_.store(*size);
+    EVL_RETURN_IF_ERROR(apply_key_events(txn, 0));
+    keys_through_ = *size;
     return Status::ok();
   });
+}
+
+Status LedgerImpl::apply_key_events(const lmdb::Txn& txn, uint64_t from) const {
+  // Key state: replay the key events, which the key_events database indexes.
+  auto keys = lmdb::Cursor::open(txn, key_events_);
+  if (!keys) return keys.error();
+  auto start = u64_be(from);
+  MDB_val k = lmdb::val(ByteView(start)), v;
+  int rc;
+  for (rc = (*keys)->get(k, v, MDB_SET_RANGE); rc == 0; rc = (*keys)->get(k, v, MDB_NEXT)) {
+    if (k.mv_size != 8) return corrupt("key_events database has a key that is not 8 bytes");
+    uint64_t index = get_u64_be(static_cast<const uint8_t*>(k.mv_data));
+    auto stored = txn.get(entries_, u64_be(index));
+    if (!stored) return corrupt("key event " + std::to_string(index) + " is missing");
+    auto checked = check_entry(*stored);
+    if (!checked) return corrupt("key event " + std::to_string(index) + ": " +
+                                 checked.error().message() + "; run 'evledger verify'");
+    policy_.apply(index, checked->body);
+  }
+  if (rc != MDB_NOTFOUND) return lmdb::error(rc, "cannot read the key events");
+  return Status::ok();
+}
+
+Status LedgerImpl::follow_writer_locked() const {
+  const uint64_t commit = commit_id();
+  if (commit == followed_commit_) return Status::ok();
+  EVL_RETURN_IF_ERROR(with_read([&](lmdb::Txn& txn) -> Status {
+    auto size = log_size(txn);
+    if (!size) return size.error();
+    EVL_RETURN_IF_ERROR(apply_key_events(txn, keys_through_));
+    keys_through_ = *size;
+    size_.store(*size, std::memory_order_release);
+    return Status::ok();
+  }));
+  followed_commit_ = commit;
+  return Status::ok();
+}
+
+KeyPolicy LedgerImpl::policy() const {
+  std::lock_guard lock(policy_mu_);
+  // A failed read keeps the key state last read (a later call tries again); the reads that
+  // follow report what is wrong with the database.
+  if (read_only_) (void)follow_writer_locked();
+  return policy_;
 }
 
 Status LedgerImpl::load_log_key() {
@@ -816,6 +843,20 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const OpenOptions& options) {
   auto ledger = std::make_unique<ledger_internal::LedgerImpl>(options);
   EVL_RETURN_IF_ERROR(ledger->open(options.create));
   return std::unique_ptr<Ledger>(std::move(ledger));
+}
+
+Result<uint64_t> find_entry(const Ledger& ledger, std::string_view text) {
+  if (text.substr(0, 7) == "sha256:") {
+    auto id = parse_digest_text(text);
+    if (!id) return usage_error(id.error().message());
+    return ledger.find(*id);
+  }
+  auto index = parse_u64(text);
+  if (!index) {
+    return usage_error("'" + std::string(text) +
+                       "' is neither an event id (sha256:<hex>) nor an index");
+  }
+  return *index;
 }
 
 }  // namespace evl

@@ -95,8 +95,9 @@ class Ledger {
   [[nodiscard]] virtual std::vector<AppendOutcome> append(
       std::span<const Bytes> batch, const std::function<void()>& queued = nullptr) = 0;
 
-  // Number of entries (the next index). A read-only Ledger counts what it found at open; one
-  // that another process appends to learns of that through commit_id() and the reads.
+  // Number of entries (the next index). A read-only Ledger counts what it found at open, and
+  // then what it saw when policy() last followed the process that writes it; readers that
+  // must be current read the size of their own snapshot (read_state, the newest checkpoint).
   virtual uint64_t size() const = 0;
   // Changes whenever any process commits to the ledger's database (LMDB's last transaction
   // id): a cheap test of whether cached reads are still current, without a transaction.
@@ -119,7 +120,8 @@ class Ledger {
   [[nodiscard]] virtual Status scan_ids(
       const std::function<Status(const Digest& id, uint64_t index)>& visit) const = 0;
 
-  // A copy of the key state at the current size.
+  // A copy of the key state at the current size. A read-only Ledger first applies the key
+  // events that another process appended since it last looked (when commit_id() moved).
   virtual KeyPolicy policy() const = 0;
 
   // Drops the pages of LMDB's read-only map from this process (they stay in the page cache
@@ -161,9 +163,15 @@ class Ledger {
   // ended at that size).
   [[nodiscard]] virtual Result<std::string> checkpoint(
       std::optional<uint64_t> size = std::nullopt) const = 0;
-  // Visits every stored checkpoint, oldest first; the text is valid during the call only.
+  // Visits every stored checkpoint of at least `from_size` entries (all: 0), oldest first, in
+  // one snapshot; the text is valid during the call only.
   [[nodiscard]] virtual Status scan_checkpoints(
+      uint64_t from_size,
       const std::function<Status(uint64_t size, std::string_view note)>& visit) const = 0;
+  [[nodiscard]] Status scan_checkpoints(
+      const std::function<Status(uint64_t size, std::string_view note)>& visit) const {
+    return scan_checkpoints(0, visit);
+  }
   // The log's verifier key, from the genesis (name = origin). kNotFound before the genesis.
   [[nodiscard]] virtual Result<VerifierKey> log_verifier() const = 0;
 
@@ -183,5 +191,11 @@ class Ledger {
   [[nodiscard]] virtual Status scan_statements(
       const std::function<Status(uint64_t size, std::string_view note)>& visit) const = 0;
 };
+
+// The index of the entry `text` names: an event id (sha256:<64 hex>) or a decimal log index,
+// as `evledger get` and the API's events/{index|id} take them. An index is not checked
+// against the log (entry() says when it has none). kUsage when `text` is neither; kNotFound
+// for an id that no entry of the ledger has.
+Result<uint64_t> find_entry(const Ledger& ledger, std::string_view text);
 
 }  // namespace evl

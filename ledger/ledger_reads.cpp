@@ -69,8 +69,9 @@ Result<Bytes> LedgerImpl::entry(uint64_t index) const {
     auto v = txn.get(entries_, u64_be(index));
     if (!v) {
       if (v.error().code() == Code::kNotFound) {
+        auto size = log_size(txn);  // this snapshot's: another process may write the ledger
         return not_found("no entry at index " + std::to_string(index) + " (the log has " +
-                         std::to_string(size()) + " entries)");
+                         (size ? std::to_string(*size) : std::string("fewer")) + " entries)");
       }
       return v.error();
     }
@@ -181,13 +182,14 @@ Result<std::string> LedgerImpl::checkpoint(std::optional<uint64_t> size) const {
 }
 
 Status LedgerImpl::scan_checkpoints(
-    const std::function<Status(uint64_t, std::string_view)>& visit) const {
+    uint64_t from_size, const std::function<Status(uint64_t, std::string_view)>& visit) const {
   return with_read([&](lmdb::Txn& txn) -> Status {
     auto cursor = lmdb::Cursor::open(txn, checkpoints_);
     if (!cursor) return cursor.error();
-    MDB_val k, v;
+    auto start = u64_be(from_size);
+    MDB_val k = lmdb::val(ByteView(start)), v;
     int rc;
-    for (rc = (*cursor)->get(k, v, MDB_FIRST); rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
+    for (rc = (*cursor)->get(k, v, MDB_SET_RANGE); rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
       if (k.mv_size != 8) return corrupt("a checkpoint key is not 8 bytes");
       EVL_RETURN_IF_ERROR(visit(get_u64_be(static_cast<const uint8_t*>(k.mv_data)),
                                 as_chars(lmdb::view(v))));
@@ -252,6 +254,7 @@ Result<uint64_t> LedgerImpl::log_size(const lmdb::Txn& txn) const {
   int rc = (*cursor)->get(k, v, MDB_LAST);
   if (rc == MDB_NOTFOUND) return uint64_t{0};
   if (rc != 0) return lmdb::error(rc, "cannot read the last entry");
+  if (k.mv_size != 8) return corrupt("entries database has a key that is not 8 bytes");
   return get_u64_be(static_cast<const uint8_t*>(k.mv_data)) + 1;
 }
 

@@ -1,5 +1,6 @@
 #include "ledger/proofs.h"
 
+#include "events/jcs.h"
 #include "keys/checkpoint.h"
 #include "keys/note.h"
 #include "ledger/merkle.h"
@@ -41,6 +42,41 @@ Result<StoredCheckpoint> stored_checkpoint(const Ledger& ledger, std::optional<u
   auto checkpoint = open_checkpoint(*note, *key);
   if (!checkpoint) return corrupt("stored " + checkpoint.error().message() + "; run evledger verify");
   return StoredCheckpoint{std::move(*note), std::move(*checkpoint), std::move(*key)};
+}
+
+std::string checkpoint_json(const StoredCheckpoint& checkpoint) {
+  std::string out = "{\"origin\":";
+  jcs_append_string(out, checkpoint.checkpoint.origin);
+  out += ",\"size\":" + std::to_string(checkpoint.checkpoint.size) + ",\"root\":";
+  jcs_append_string(out, base64_encode(checkpoint.checkpoint.root));
+  out += ",\"note\":";
+  jcs_append_string(out, checkpoint.note);
+  return out + "}";
+}
+
+Result<CheckpointPage> stored_checkpoints(const Ledger& ledger, uint64_t from_size,
+                                          size_t limit) {
+  auto key = ledger.log_verifier();
+  if (!key) return key.error().with_context("the log's verifier key");
+  CheckpointPage page;
+  Status s = ledger.scan_checkpoints(from_size, [&](uint64_t size, std::string_view note) {
+    if (page.checkpoints.size() == limit) {
+      page.next = size;
+      return Status(Code::kNotFound, "");  // stops the scan: the page is full
+    }
+    auto checkpoint = open_checkpoint(note, *key);
+    if (!checkpoint) {
+      return corrupt("stored " + checkpoint.error().message() + "; run evledger verify");
+    }
+    if (checkpoint->size != size) {
+      return corrupt("the checkpoint stored for size " + std::to_string(size) + " is of size " +
+                     std::to_string(checkpoint->size) + "; run evledger verify");
+    }
+    page.checkpoints.push_back(StoredCheckpoint{std::string(note), std::move(*checkpoint), *key});
+    return Status::ok();
+  });
+  if (!s && !page.next) return s;
+  return page;
 }
 
 Result<ProvenInclusion> prove_inclusion(const Ledger& ledger, uint64_t index,

@@ -42,6 +42,19 @@ std::optional<uint64_t> newest_checkpoint_size(const Ledger& ledger);
 Result<StoredCheckpoint> stored_checkpoint(const Ledger& ledger,
                                            std::optional<uint64_t> size = std::nullopt);
 
+// {"origin", "size", "root" (base64), "note"}, in that order, on one line: a checkpoint as
+// `evledger checkpoint --json` and the API's checkpoints listing show it.
+std::string checkpoint_json(const StoredCheckpoint& checkpoint);
+
+// The stored checkpoints of at least `from_size` entries, oldest first, at most `limit` of
+// them, each opened as stored_checkpoint() opens one (kCorrupt for one that does not verify),
+// read in one snapshot; `next` is the size of the one after them, if any.
+struct CheckpointPage {
+  std::vector<StoredCheckpoint> checkpoints;
+  std::optional<uint64_t> next;
+};
+Result<CheckpointPage> stored_checkpoints(const Ledger& ledger, uint64_t from_size, size_t limit);
+
 struct ProvenInclusion {
   InclusionProofDoc proof;
   Checkpoint checkpoint;  // the proof's checkpoint, opened: origin, size, root

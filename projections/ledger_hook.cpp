@@ -388,6 +388,22 @@ std::unique_ptr<ManifestLookup> log_manifests(const Ledger& ledger) {
   return std::make_unique<LedgerManifests>(ledger);
 }
 
+Status read_projections(const Ledger& ledger,
+                        const std::function<Status(const ProjectionStore&, uint64_t)>& fn,
+                        bool* lagging) {
+  if (lagging != nullptr) *lagging = false;
+  return ledger.read_state([&](const KeyValueStore& state, uint64_t size) -> Status {
+    auto applied = projected_size(state);
+    if (!applied) return applied.error();
+    if (*applied != size) {
+      if (lagging != nullptr) *lagging = true;
+      return rejected("the projections cover " + std::to_string(*applied) + " of " +
+                      std::to_string(size) + " entries");
+    }
+    return fn(state, size);
+  });
+}
+
 Status fold_projection_digests(
     const Ledger& ledger, std::span<const uint64_t> sizes,
     const std::function<Status(uint64_t size, const Digest& digest)>& visit) {

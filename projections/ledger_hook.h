@@ -37,6 +37,7 @@
 #include "ledger/append_hook.h"
 #include "ledger/ledger.h"
 #include "projections/manifests.h"
+#include "projections/store.h"
 
 namespace evl {
 
@@ -73,6 +74,16 @@ std::shared_ptr<AppendHook> make_projection_hook(const ProjectionHookOptions& op
 // keys), for read_run_view (query.h). Reads through the ledger's own snapshots; the ledger must
 // outlive it.
 std::unique_ptr<ManifestLookup> log_manifests(const Ledger& ledger);
+
+// Runs `fn` over one read snapshot of the projections `ledger` keeps, with the log's size in
+// that snapshot, when they cover the whole of it: what every reader of the projections (the
+// CLI's listings, the server's API) reads. Otherwise kRejected "the projections cover A of S
+// entries" and `*lagging` (optional) is set: a writer has not caught them up yet (any append
+// or 'evledger rebuild' does). `fn`'s errors unchanged.
+[[nodiscard]] Status read_projections(
+    const Ledger& ledger,
+    const std::function<Status(const ProjectionStore& state, uint64_t size)>& fn,
+    bool* lagging = nullptr);
 
 // The auditor's fold: folds the log of `ledger` from index 0 into a fresh in-memory state,
 // exactly as the hook keeps it (a compromise refolds), and calls `visit(n, digest)` with the

@@ -1,5 +1,6 @@
 #include "projections/query.h"
 
+#include <algorithm>
 #include <map>
 
 #include "events/bytes.h"
@@ -7,40 +8,11 @@
 #include "projections/internal/groups.h"
 #include "projections/internal/registry.h"
 #include "projections/internal/store_keys.h"
+#include "projections/internal/views.h"
 #include "projections/run_view.h"
 
 namespace evl {
 namespace {
-
-// A group's ranking, read once per call.
-struct Ranking {
-  std::optional<GroupRecord> record;
-  std::map<Digest, RankedMember> ranked;
-  std::vector<RankedMember> order;
-};
-
-class RankingCache {
- public:
-  explicit RankingCache(const ProjectionStore& store) : store_(store) {}
-
-  Result<const Ranking*> get(const Digest& key) {
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return &it->second;
-    Ranking r;
-    auto record = find_group(store_, key);
-    if (!record) return record.error();
-    r.record = std::move(record).value();
-    auto members = ranked_members(store_, key);
-    if (!members) return members.error();
-    r.order = std::move(members).value();
-    for (const auto& m : r.order) r.ranked.emplace(m.run, m);
-    return &cache_.emplace(key, std::move(r)).first->second;
-  }
-
- private:
-  const ProjectionStore& store_;
-  std::map<Digest, Ranking> cache_;
-};
 
 // Adds rank, tied, groupSize and leader; `cache` is null for a single view, which then scans
 // its group only up to itself.
@@ -105,49 +77,6 @@ Status add_manifest_summaries(const ProjectionStore& store, const ManifestLookup
   return Status::ok();
 }
 
-Json run_summary(const Json& full) {
-  static constexpr const char* kMembers[] = {"run",        "title",     "benchmark",     "source",
-                                             "externalId", "status",    "observedAt",    "primary",
-                                             "evidence",   "flags",     "comparisonKey", "rank",
-                                             "tied",       "groupSize", "leader",        "void"};
-  Json out = Json::object();
-  for (const char* m : kMembers) {
-    const Json* v = full.find(m);
-    out.set(m, v != nullptr ? *v : Json());
-  }
-  return out;
-}
-
-// `manifests`: where the manifest summaries come from; none for a list (they are left out).
-Result<std::optional<Json>> full_view(const ProjectionStore& store, const Digest& run,
-                                      RankingCache* cache, const ManifestLookup* manifests,
-                                      std::vector<RankExclusion>* exclusions = nullptr) {
-  auto text = store.get(store_keys::run(run));
-  if (!text) return text.error();
-  if (!text->has_value()) return std::optional<Json>();
-  auto view = parse_run_view(**text);
-  if (!view) return view.error().with_context(digest_text(run));
-  if (exclusions != nullptr) *exclusions = rank_exclusions(*view);
-  Json out = run_view_json(*view);
-  EVL_RETURN_IF_ERROR(add_group_members(store, *view, out, cache));
-  if (manifests != nullptr) {
-    EVL_RETURN_IF_ERROR(add_manifest_summaries(store, *manifests, *view, out));
-  }
-  return std::optional<Json>(std::move(out));
-}
-
-// Runs named by the 64-hex suffix of each key under a prefix.
-Result<std::vector<Digest>> runs_under(const ProjectionStore& store, std::string_view prefix) {
-  std::vector<Digest> runs;
-  Status s = store.scan(prefix, [&](std::string_view key, std::string_view) {
-    Digest d;
-    if (store_keys::digest_suffix(key, d)) runs.push_back(d);
-    return true;
-  });
-  if (!s) return s;
-  return runs;
-}
-
 Result<std::vector<Json>> json_values(const ProjectionStore& store, std::string_view prefix) {
   std::vector<Json> out;
   bool damaged = false;
@@ -191,7 +120,89 @@ Result<std::vector<Digest>> find_by_prefix(const ProjectionStore& store, std::st
   return found;
 }
 
+// What a name may be a digest's start of: runs (their digests) and comparison groups (keys).
+struct PrefixKind {
+  const char* digest;   // "run digest"
+  const char* noun;     // "run"
+  const char* record;   // "observed run"
+  const char* listing;  // where the digests are printed
+  Result<std::vector<Digest>> (*find)(const ProjectionStore&, std::string_view, size_t);
+};
+constexpr PrefixKind kRunPrefix{"run digest", "run", "observed run",
+                                "'evledger runs' prints them", find_runs_by_prefix};
+constexpr PrefixKind kGroupPrefix{"comparison key", "comparison group", "comparison group",
+                                  "'evledger groups' and 'evledger show' print them",
+                                  find_groups_by_prefix};
+
+Result<std::string> parse_prefix(std::string_view text, const std::string& what,
+                                 const PrefixKind& kind) {
+  std::string_view hex = text;
+  if (hex.size() >= kEllipsis.size() && hex.substr(hex.size() - kEllipsis.size()) == kEllipsis) {
+    hex.remove_suffix(kEllipsis.size());
+  }
+  if (hex.substr(0, 7) == "sha256:") hex.remove_prefix(7);
+  const bool digits = hex.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  if (!digits || hex.size() < kMinDigestPrefix || hex.size() > 64) {
+    return usage_error(what + ": '" + std::string(text) + "' is not a " + kind.digest +
+                       ": give sha256:<64 hex> or its first " + std::to_string(kMinDigestPrefix) +
+                       " or more lowercase hex digits, as " + kind.listing);
+  }
+  return std::string(hex);
+}
+
+Result<Digest> resolve(const ProjectionStore& store, const std::string& hex_prefix,
+                       const std::string& what, const PrefixKind& kind) {
+  constexpr size_t kListed = 5;
+  auto found = kind.find(store, hex_prefix, kListed + 1);
+  if (!found) return found.error();
+  const std::string named =
+      "sha256:" + hex_prefix + std::string(hex_prefix.size() < 64 ? kEllipsis : "");
+  if (found->empty()) {
+    return not_found(std::string("no ") + kind.record + " in this ledger is " + named + " (" +
+                     kind.listing + ")");
+  }
+  if (found->size() == 1) return found->front();
+  std::string some;
+  for (size_t i = 0; i < std::min(kListed, found->size()); ++i) {
+    some += "\n  " + digest_text((*found)[i]);
+  }
+  if (found->size() > kListed) some += "\n  ...";
+  return usage_error(what + " " + named + " names more than one " + kind.noun +
+                     "; give more of its digits:" + some);
+}
+
 }  // namespace
+
+Result<const Ranking*> RankingCache::get(const Digest& key) {
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return &it->second;
+  Ranking r;
+  auto record = find_group(store_, key);
+  if (!record) return record.error();
+  r.record = std::move(record).value();
+  auto members = ranked_members(store_, key);
+  if (!members) return members.error();
+  r.order = std::move(members).value();
+  for (const auto& m : r.order) r.ranked.emplace(m.run, m);
+  return &cache_.emplace(key, std::move(r)).first->second;
+}
+
+Result<std::optional<Json>> full_view(const ProjectionStore& store, const Digest& run,
+                                      RankingCache* cache, const ManifestLookup* manifests,
+                                      std::vector<RankExclusion>* exclusions) {
+  auto text = store.get(store_keys::run(run));
+  if (!text) return text.error();
+  if (!text->has_value()) return std::optional<Json>();
+  auto view = parse_run_view(**text);
+  if (!view) return view.error().with_context(digest_text(run));
+  if (exclusions != nullptr) *exclusions = rank_exclusions(*view);
+  Json out = run_view_json(*view);
+  EVL_RETURN_IF_ERROR(add_group_members(store, *view, out, cache));
+  if (manifests != nullptr) {
+    EVL_RETURN_IF_ERROR(add_manifest_summaries(store, *manifests, *view, out));
+  }
+  return std::optional<Json>(std::move(out));
+}
 
 Result<std::vector<Digest>> find_runs_by_prefix(const ProjectionStore& store,
                                                 std::string_view hex_prefix, size_t limit) {
@@ -203,66 +214,39 @@ Result<std::vector<Digest>> find_groups_by_prefix(const ProjectionStore& store,
   return find_by_prefix(store, store_keys::kGroups, hex_prefix, limit, "group record");
 }
 
+Result<std::string> parse_run_prefix(std::string_view text, const std::string& what) {
+  return parse_prefix(text, what, kRunPrefix);
+}
+
+Result<std::string> parse_group_prefix(std::string_view text, const std::string& what) {
+  return parse_prefix(text, what, kGroupPrefix);
+}
+
+Result<Digest> resolve_run(const ProjectionStore& store, const std::string& hex_prefix,
+                           const std::string& what) {
+  return resolve(store, hex_prefix, what, kRunPrefix);
+}
+
+Result<Digest> resolve_group(const ProjectionStore& store, const std::string& hex_prefix,
+                             const std::string& what) {
+  return resolve(store, hex_prefix, what, kGroupPrefix);
+}
+
 Result<std::optional<Json>> read_run_view(const ProjectionStore& store,
                                           const ManifestLookup& manifests, const Digest& run,
                                           std::vector<RankExclusion>* exclusions) {
   return full_view(store, run, nullptr, &manifests, exclusions);
 }
 
-Result<std::vector<Json>> list_runs(const ProjectionStore& store, const RunFilter& filter) {
-  std::vector<Digest> runs;
-  if (filter.group) {
-    auto ranked = ranked_members(store, *filter.group);
-    if (!ranked) return ranked.error();
-    for (const auto& m : *ranked) runs.push_back(m.run);
-    auto others = unranked_members(store, *filter.group);
-    if (!others) return others.error();
-    runs.insert(runs.end(), others->begin(), others->end());
-  } else {
-    auto found =
-        runs_under(store, filter.benchmark ? store_keys::benchmark_prefix(*filter.benchmark)
-                                           : std::string(store_keys::kRuns));
-    if (!found) return found.error();
-    runs = std::move(found).value();
-  }
-  RankingCache cache(store);
-  std::vector<Json> out;
-  for (const Digest& run : runs) {
-    auto view = full_view(store, run, &cache, nullptr);
-    if (!view) return view.error();
-    if (view->has_value()) out.push_back(run_summary(**view));
-  }
-  return out;
-}
-
-Result<std::vector<Json>> list_groups(const ProjectionStore& store) {
-  auto groups = json_values(store, store_keys::kGroups);
-  if (!groups) return groups;
-  for (Json& g : *groups) {
-    auto key = parse_digest_text(json_string(g, "group").value_or(""));
-    if (!key) return corrupt("a stored group record is damaged; rebuild the projections");
-    auto preimage = store.get(store_keys::group_preimage(*key));
-    if (!preimage) return preimage.error();
-    auto parsed = preimage->has_value() ? parse_json(**preimage) : Result<Json>(Json());
-    if (!parsed)
-      return corrupt("the stored preimage of group " + digest_text(*key) + " is damaged");
-    g.set("preimage", std::move(parsed).value());
-  }
-  return groups;
-}
-
-Result<std::vector<Json>> leadership_history(const ProjectionStore& store,
-                                             const std::optional<Digest>& group) {
-  auto all = json_values(store, store_keys::kLeadership);
-  if (!all || !group) return all;
-  std::vector<Json> out;
-  const std::string wanted = digest_text(*group);
-  for (Json& record : *all) {
-    const Json* g = record.find("group");
-    if (g != nullptr && g->is_string() && g->as_string() == wanted)
-      out.push_back(std::move(record));
-  }
-  return out;
+Result<Json> read_named_run_view(const ProjectionStore& store, const ManifestLookup& manifests,
+                                 const std::string& hex_prefix, const std::string& what,
+                                 std::vector<RankExclusion>* exclusions) {
+  auto run = resolve_run(store, hex_prefix, what);
+  if (!run) return run.error();
+  auto view = read_run_view(store, manifests, *run, exclusions);
+  if (!view) return view.error();
+  if (!*view) return not_found("no observation of run " + digest_text(*run) + " in this ledger");
+  return std::move(**view);
 }
 
 Result<std::vector<Json>> list_void_events(const ProjectionStore& store) {

@@ -1,6 +1,8 @@
 #include "projections/statement_audit.h"
 
 #include "events/bytes.h"
+#include "events/jcs.h"
+#include "keys/note.h"
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
 
@@ -116,6 +118,64 @@ StatementAudit audit_projection_statements(const Ledger& ledger, const VerifierK
   StatementAudit report;
   report.status = check(ledger, key, progress, report);
   return report;
+}
+
+Result<StoredStatement> stored_statement(const Ledger& ledger, std::optional<uint64_t> size) {
+  const bool newest = !size;
+  if (newest) {
+    auto checkpoint = stored_checkpoint(ledger);
+    if (!checkpoint) return checkpoint.error();
+    size = checkpoint->checkpoint.size;
+  }
+  auto note = ledger.statement(size);
+  if (!note && note.error().code() == Code::kNotFound) {
+    std::string latest = "does not exist";
+    if (auto stated = ledger.statement()) {
+      auto parsed = parse_note(*stated);
+      auto statement = parsed ? parse_projection_statement(parsed->text)
+                              : Result<ProjectionStatement>(parsed.error());
+      if (statement) latest = "is of size " + std::to_string(statement->size);
+    }
+    const auto newest_size = newest_checkpoint_size(ledger);
+    return not_found(
+        (newest ? "the newest checkpoint, of size " + std::to_string(*size) +
+                      ", has no statement: it was signed by a writer without projections or "
+                      "an evledger from before statements; any append or 'evledger rebuild' "
+                      "adds one"
+                : note.error().message() + "; the newest checkpoint is of size " +
+                      (newest_size ? std::to_string(*newest_size) : std::string("unknown"))) +
+        "; the newest statement " + latest);
+  }
+  if (!note) return note.error().with_context("statement");
+  auto key = ledger.log_verifier();
+  if (!key) return key.error().with_context("the log's verifier key");
+  auto opened = open_statement_note(*note, *key);
+  if (!opened) {
+    return corrupt("stored " + opened.error().message() +
+                   "; run 'evledger rebuild --check --ledger " + ledger.dir() + "'");
+  }
+  if (opened->statement && opened->statement->size != *size) {
+    return corrupt("the statement stored for size " + std::to_string(*size) + " states size " +
+                   std::to_string(opened->statement->size));
+  }
+  return StoredStatement{std::move(*note), *size, std::move(*opened)};
+}
+
+std::string statement_json(const StoredStatement& stored) {
+  std::string out = "{";
+  if (const auto& statement = stored.opened.statement) {
+    out += "\"origin\":";
+    jcs_append_string(out, statement->origin);
+    out += ",\"size\":" + std::to_string(statement->size) + ",\"digest\":";
+    jcs_append_string(out, base64_encode(statement->digest));
+  } else {
+    out += "\"format\":";
+    jcs_append_string(out, stored.opened.other_format);
+    out += ",\"size\":" + std::to_string(stored.size);
+  }
+  out += ",\"note\":";
+  jcs_append_string(out, stored.note);
+  return out + "}";
 }
 
 }  // namespace evl

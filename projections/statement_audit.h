@@ -22,6 +22,7 @@
 
 #include "keys/key.h"
 #include "ledger/ledger.h"
+#include "ledger/proofs.h"
 #include "projections/digest.h"
 
 namespace evl {
@@ -38,6 +39,25 @@ struct StatementAudit {
   std::optional<uint64_t> failed_size;
   std::optional<Digest> expected, found;
 };
+
+// One stored statement, as `evledger statement` and the API's statement print it: the note
+// verbatim, the size it is stored under, and what it says (of this projection format: origin,
+// size, digest; of another: only its format line).
+struct StoredStatement {
+  std::string note;
+  uint64_t size = 0;
+  OpenedStatement opened;
+};
+
+// The statement of the newest checkpoint, or of the one of exactly `size` entries, its
+// signature checked under the genesis's log key. kNotFound saying why there is none (and the
+// newest statement's size); kCorrupt when the stored note does not verify or states another
+// size (run 'evledger rebuild --check'); the ledger's errors unchanged.
+Result<StoredStatement> stored_statement(const Ledger& ledger, std::optional<uint64_t> size);
+
+// {"origin", "size", "digest" (base64), "note"} for a statement of this format, {"format",
+// "size", "note"} for one of another, in that order, on one line.
+std::string statement_json(const StoredStatement& statement);
 
 // `progress` (optional) is called with the number of entries folded so far.
 StatementAudit audit_projection_statements(

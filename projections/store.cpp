@@ -1,5 +1,7 @@
 #include "projections/store.h"
 
+#include <algorithm>
+
 namespace evl {
 
 Result<bool> holds_nothing(const ProjectionStore& store) {
@@ -49,7 +51,12 @@ Status MemoryProjectionStore::erase_replacing(std::string_view key,
 }
 
 Status MemoryProjectionStore::scan(std::string_view prefix, const ProjectionVisitor& visit) const {
-  for (auto it = map_.lower_bound(prefix); it != map_.end(); ++it) {
+  return scan_from(prefix, prefix, visit);
+}
+
+Status MemoryProjectionStore::scan_from(std::string_view prefix, std::string_view from,
+                                        const ProjectionVisitor& visit) const {
+  for (auto it = map_.lower_bound(std::max(prefix, from)); it != map_.end(); ++it) {
     if (it->first.compare(0, prefix.size(), prefix) != 0) break;
     if (!visit(it->first, it->second)) break;
   }

@@ -42,6 +42,8 @@ class MemoryProjectionStore final : public ProjectionStore {
   Status put(std::string_view key, std::string_view value) override;
   Status erase(std::string_view key) override;
   Status scan(std::string_view prefix, const ProjectionVisitor& visit) const override;
+  Status scan_from(std::string_view prefix, std::string_view from,
+                   const ProjectionVisitor& visit) const override;
   Status put_replacing(std::string_view key, std::string_view value,
                        const ReplacedVisitor& replaced) override;
   Status erase_replacing(std::string_view key, const ReplacedVisitor& replaced) override;

@@ -1,6 +1,4 @@
 // evledger checkpoint — print a signed checkpoint of the log (C2SP tlog-checkpoint note).
-#include <nlohmann/json.hpp>
-
 #include "keys/checkpoint.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
@@ -26,17 +24,9 @@ int run_checkpoint(const Args& args) {
   if (!ledger) return fail(ledger.error());
   auto checkpoint = ledger_checkpoint(**ledger, size, "size");
   if (!checkpoint) return fail(checkpoint.error());
-  if (!args.has("json")) {
-    Status s = write_output("-", checkpoint->note);
-    return s ? kExitOk : fail(s);
-  }
-  nlohmann::ordered_json j;
-  j["origin"] = checkpoint->checkpoint.origin;
-  j["size"] = checkpoint->checkpoint.size;
-  j["root"] = base64_encode(checkpoint->checkpoint.root);
-  j["note"] = checkpoint->note;
-  print_json_line(j);
-  return kExitOk;
+  Status s = write_output("-", args.has("json") ? checkpoint_json(*checkpoint) + "\n"
+                                                : checkpoint->note);
+  return s ? kExitOk : fail(s);
 }
 
 }  // namespace

@@ -19,22 +19,11 @@ constexpr const char* kLogUsage =
     "Lists entries from index N (default 0), at most K (default all): one line each, or one\n"
     "JSON object per line with --json.\n";
 
-Result<uint64_t> resolve(const Ledger& ledger, const std::string& what) {
-  if (what.rfind("sha256:", 0) == 0) {
-    auto id = parse_digest_text(what);
-    if (!id) return usage_error(id.error().message());
-    return ledger.find(*id);
-  }
-  auto index = parse_u64(what);
-  if (!index) return usage_error("'" + what + "' is neither an event id (sha256:<hex>) nor an index");
-  return *index;
-}
-
 int run_get(const Args& args) {
   if (args.positional().size() != 1) return fail(usage_error("get takes one ID or INDEX"));
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
-  auto index = resolve(**ledger, args.positional()[0]);
+  auto index = find_entry(**ledger, args.positional()[0]);
   if (!index) return fail(index.error());
   auto bytes = (*ledger)->entry(*index);
   if (!bytes) return fail(bytes.error());
@@ -42,18 +31,16 @@ int run_get(const Args& args) {
     Status s = write_output("-", as_chars(*bytes));
     return s ? kExitOk : fail(s);
   }
-  auto entry = decode_entry(*bytes);
-  if (!entry) return fail(corrupt("stored entry " + std::to_string(*index) + ": " +
-                                  entry.error().message() + "; run evledger verify"));
-  auto body = decode_body(entry->body);
-  if (!body) return fail(corrupt("stored entry " + std::to_string(*index) + ": " +
-                                 body.error().message() + "; run evledger verify"));
   KeyPolicy keys = (*ledger)->policy();
   if (args.has("json")) {
-    std::printf("%s\n", entry_json(*index, *entry, *body, keys).c_str());
-  } else {
-    std::fputs(entry_text(*index, *entry, *body, keys).c_str(), stdout);
+    auto json = stored_entry_json(*index, *bytes, keys);
+    if (!json) return fail(json.error());
+    std::printf("%s\n", json->c_str());
+    return kExitOk;
   }
+  auto event = decode_stored_entry(*index, *bytes);
+  if (!event) return fail(event.error());
+  std::fputs(entry_text(*index, event->entry, event->body, keys).c_str(), stdout);
   return kExitOk;
 }
 
@@ -70,13 +57,15 @@ int run_log(const Args& args) {
   KeyPolicy keys = (*ledger)->policy();
   bool json = args.has("json");
   Status s = (*ledger)->scan(*from, to, [&](uint64_t index, ByteView bytes) {
-    auto entry = decode_entry(bytes);
-    if (!entry) return corrupt("stored entry " + std::to_string(index) + ": " + entry.error().message());
-    auto body = decode_body(entry->body);
-    if (!body) return corrupt("stored entry " + std::to_string(index) + ": " + body.error().message());
-    std::string line = json ? entry_json(index, *entry, *body, keys)
-                            : entry_line(index, *entry, *body, keys);
-    std::printf("%s\n", line.c_str());
+    if (json) {
+      auto line = stored_entry_json(index, bytes, keys);
+      if (!line) return line.error();
+      std::printf("%s\n", line->c_str());
+      return Status::ok();
+    }
+    auto event = decode_stored_entry(index, bytes);
+    if (!event) return event.error();
+    std::printf("%s\n", entry_line(index, event->entry, event->body, keys).c_str());
     return Status::ok();
   });
   return s ? kExitOk : fail(s.with_context("log"));

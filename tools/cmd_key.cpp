@@ -110,22 +110,17 @@ int run_list(const Args& args) {
   auto ledger = open_ledger(args, false);
   if (!ledger) return fail(ledger.error());
   KeyPolicy policy = (*ledger)->policy();
+  if (args.has("json")) {
+    std::optional<std::string> next;
+    for (const auto& line : key_registry_json(policy, "", SIZE_MAX, next)) {
+      std::printf("%s\n", line.c_str());
+    }
+    return kExitOk;
+  }
   for (const auto& [pk, rec] : policy.keys()) {
     std::vector<std::string> roles;
     for (Role r : rec.roles) roles.push_back(role_name(r));
     std::string vkey = VerifierKey::of(rec.name, pk).to_string();
-    if (args.has("json")) {
-      nlohmann::ordered_json j = {{"name", rec.name}, {"verifierKey", vkey},
-                                  {"roles", roles},   {"scope", rec.scope},
-                                  {"grantedAt", rec.granted_at}};
-      if (rec.revoked_at) {
-        j["revokedAt"] = *rec.revoked_at;
-        j["reason"] = revoke_reason_name(rec.revoke_reason);
-      }
-      if (rec.void_from) j["voidFrom"] = *rec.void_from;
-      std::printf("%s\n", j.dump().c_str());
-      continue;
-    }
     std::string line = rec.name + "  roles=" + nlohmann::json(roles).dump() +
                        "  scope=" + nlohmann::json(rec.scope).dump() +
                        "  granted@" + std::to_string(rec.granted_at);

@@ -17,8 +17,10 @@ constexpr const char* kRunsUsage =
     "Lists run views (one per observation), with rank, evidence and flags. --benchmark keeps\n"
     "one benchmark's runs; --group one group's, in display order: its comparison key\n"
     "(sha256:<64 hex>) or a start of it that no other group's shares, at least 6 hex digits,\n"
-    "as 'evledger groups' and 'evledger show' print them. --json prints one run view per line\n"
-    "with DESIGN.md's field names.\n"
+    "as 'evledger groups' and 'evledger show' print them; both, the group's runs of that\n"
+    "benchmark. --json prints one run view per line with DESIGN.md's field names, every member\n"
+    "of 'evledger show --json' but the four manifest summaries (GET /api/v1/runs lists the\n"
+    "same views in the same order).\n"
     "\n"
     "The text form is a table with a header line. RANK is place/ranked members of the run's\n"
     "group: =3/17 for a tie, -/17 for a run that is not ranked ('evledger show' says why), -/-\n"
@@ -77,7 +79,7 @@ int run_runs(const Args& args) {
   filter.benchmark = args.get("benchmark");
   std::optional<std::string> group_prefix;
   if (auto group = args.get("group")) {
-    auto prefix = group_prefix_arg(*group, "--group");
+    auto prefix = parse_group_prefix(*group, "--group");
     if (!prefix) return fail(prefix.error());
     group_prefix = *prefix;
   }
@@ -130,7 +132,7 @@ int run_groups(const Args& args) {
 int run_leaders(const Args& args) {
   std::optional<std::string> group_prefix;
   if (auto g = args.get("group")) {
-    auto prefix = group_prefix_arg(*g, "--group");
+    auto prefix = parse_group_prefix(*g, "--group");
     if (!prefix) return fail(prefix.error());
     group_prefix = *prefix;
   }

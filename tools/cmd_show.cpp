@@ -29,18 +29,15 @@ constexpr const char* kUsage =
 
 int run(const Args& args) {
   if (args.positional().size() != 1) return fail(usage_error("show takes one RUN digest"));
-  auto prefix = run_prefix_arg(args.positional()[0], "RUN");
+  auto prefix = parse_run_prefix(args.positional()[0], "RUN");
   if (!prefix) return fail(prefix.error());
   Status s = with_projections(args, [&](const Ledger& ledger, const KeyValueStore& state,
                                         uint64_t) -> Status {
-    auto run = resolve_run(state, *prefix, "RUN");
-    if (!run) return run.error();
     std::vector<RankExclusion> unranked;
-    auto view = read_run_view(state, *log_manifests(ledger), *run, &unranked);
+    auto view = read_named_run_view(state, *log_manifests(ledger), *prefix, "RUN", &unranked);
     if (!view) return view.error();
-    if (!*view) return not_found("no observation of run " + digest_text(*run) + " in this ledger");
     if (args.has("json")) {
-      std::printf("%s\n", json_line(**view).c_str());
+      std::printf("%s\n", json_line(*view).c_str());
       return Status::ok();
     }
     std::string checkpoint_line;
@@ -54,7 +51,7 @@ int run(const Args& args) {
                           ", root " + base64_encode(body->root) + ".";
       }
     }
-    const std::string page = run_page_text(**view, {origin, checkpoint_line, std::move(unranked)});
+    const std::string page = run_page_text(*view, {origin, checkpoint_line, std::move(unranked)});
     std::fputs(page.c_str(), stdout);
     return Status::ok();
   });

@@ -7,13 +7,15 @@
 #include <string_view>
 
 #include "events/json.h"
+#include "projections/query.h"
 #include "ledger/ledger.h"
 #include "tools/cli.h"
 
 namespace evl::cli {
 
-// Opens --ledger read-only and runs `fn` over its projection state. kRejected when the state
-// does not cover the log (a writer has not caught it up yet): run 'evledger rebuild'.
+// Opens --ledger read-only and runs `fn` over one snapshot of its projection state
+// (read_projections, projections/ledger_hook.h). kRejected when the state does not cover the
+// log (a writer has not caught it up yet), saying to run 'evledger rebuild'.
 Status with_projections(const Args& args,
                         const std::function<Status(const KeyValueStore& state, uint64_t size)>& fn);
 // The same, also handing over the ledger (for checkpoints and the origin).
@@ -22,22 +24,8 @@ Status with_projections(
     const std::function<Status(const Ledger& ledger, const KeyValueStore& state, uint64_t size)>&
         fn);
 
-// The hex digits of a run named on the command line: a digest, or the start of one as `runs`
-// prints it ("sha256:0012c2de8659…"; the "sha256:" and the ellipsis may be left out), at least
-// kMinRunPrefix lowercase hex digits. kUsage naming `what` otherwise.
-inline constexpr size_t kMinRunPrefix = 6;
-// What ends a shortened digest in the text listings (U+2026), which run_prefix_arg drops.
-inline constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
-Result<std::string> run_prefix_arg(const std::string& text, const std::string& what);
-// The one observed run whose digest starts with `hex_prefix` (from run_prefix_arg): kNotFound
-// when none does, kUsage listing some when several do.
-Result<Digest> resolve_run(const KeyValueStore& state, const std::string& hex_prefix,
-                           const std::string& what);
-// The same for a comparison group named by its key or a start of it, as 'evledger groups'
-// prints the key or 'evledger show' its start ("sha256:0ce6d84b5b5aa97dec7d…").
-Result<std::string> group_prefix_arg(const std::string& text, const std::string& what);
-Result<Digest> resolve_group(const KeyValueStore& state, const std::string& hex_prefix,
-                             const std::string& what);
+// Runs and groups are named on the command line as projections/query.h's parse_run_prefix and
+// parse_group_prefix take them, and resolved there (resolve_run, resolve_group).
 
 // Compact canonical JSON of a value (one line).
 std::string json_line(const Json& value);

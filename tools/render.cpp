@@ -158,4 +158,47 @@ std::string entry_line(uint64_t index, const SignedEvent& entry, const EventBody
   return line;
 }
 
+Result<StoredEvent> decode_stored_entry(uint64_t index, ByteView stored) {
+  auto entry = decode_entry(stored);
+  auto body = entry ? decode_body(entry->body) : Result<EventBody>(entry.error());
+  if (!body) {
+    return corrupt("stored entry " + std::to_string(index) + ": " + body.error().message() +
+                   "; run evledger verify");
+  }
+  return StoredEvent{std::move(*entry), std::move(*body)};
+}
+
+Result<std::string> stored_entry_json(uint64_t index, ByteView stored, const KeyPolicy& keys) {
+  auto event = decode_stored_entry(index, stored);
+  if (!event) return event.error();
+  return entry_json(index, event->entry, event->body, keys);
+}
+
+std::vector<std::string> key_registry_json(const KeyPolicy& keys, std::string_view from,
+                                           size_t limit, std::optional<std::string>& next) {
+  std::vector<std::string> out;
+  next.reset();
+  for (const auto& [pk, rec] : keys.keys()) {
+    std::string hex_key = hex(pk);
+    if (hex_key < from) continue;
+    if (out.size() == limit) {
+      next = std::move(hex_key);
+      break;
+    }
+    ordered_json roles = roles_json(rec.roles);
+    ordered_json j = {{"name", rec.name},
+                      {"verifierKey", VerifierKey::of(rec.name, pk).to_string()},
+                      {"roles", roles},
+                      {"scope", rec.scope},
+                      {"grantedAt", rec.granted_at}};
+    if (rec.revoked_at) {
+      j["revokedAt"] = *rec.revoked_at;
+      j["reason"] = revoke_reason_name(rec.revoke_reason);
+    }
+    if (rec.void_from) j["voidFrom"] = *rec.void_from;
+    out.push_back(j.dump(-1, ' ', false, ordered_json::error_handler_t::replace));
+  }
+  return out;
+}
+
 }  // namespace evl::cli

@@ -1,13 +1,19 @@
-// tools/render.h — how the CLI shows events: one JSON object per event, or text for people.
+// tools/render.h — how the CLI and the server's API show events and keys: one JSON object per
+// event, or text for people.
 //
 // Rendering only: no rule about events lives here. nlohmann stays inside render.cpp.
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "events/event.h"
+#include "keys/key.h"
 #include "keys/policy.h"
 
 namespace evl::cli {
@@ -26,5 +32,24 @@ std::string entry_text(uint64_t index, const SignedEvent& entry, const EventBody
 // One short line: index, kind, author, id, summary.
 std::string entry_line(uint64_t index, const SignedEvent& entry, const EventBody& body,
                        const KeyPolicy& keys);
+
+// The stored entry at `index` (its bytes), decoded; kCorrupt, saying to run evledger verify,
+// when the bytes do not decode.
+struct StoredEvent {
+  SignedEvent entry;
+  EventBody body;
+};
+Result<StoredEvent> decode_stored_entry(uint64_t index, ByteView stored);
+
+// The stored entry at `index` (its bytes) decoded and shown as entry_json shows it: what
+// `evledger get --json`, `evledger log --json` and the API's events answer; kCorrupt as above.
+Result<std::string> stored_entry_json(uint64_t index, ByteView stored, const KeyPolicy& keys);
+
+// The key registry of `keys` (the key state at the head, for `key list --json` and the API),
+// one JSON object per key: name, verifierKey, roles, scope, grantedAt, and revokedAt, reason,
+// voidFrom when they apply. In public key order, from the first key whose hex is at least
+// `from` (empty: the first), at most `limit`; `next` gets the hex of the key after them.
+std::vector<std::string> key_registry_json(const KeyPolicy& keys, std::string_view from,
+                                           size_t limit, std::optional<std::string>& next);
 
 }  // namespace evl::cli

@@ -97,10 +97,7 @@ class LedgerImpl final : public Ledger {
   Result<uint64_t> id_count() const override;
   Status scan_ids(
       const std::function<Status(const Digest&, uint64_t)>& visit) const override;
-  KeyPolicy policy() const override {
-    std::lock_guard lock(policy_mu_);
-    return policy_;
-  }
+  KeyPolicy policy() const override;
   Result<Hash> root(uint64_t size) const override;
   Result<std::vector<Hash>> inclusion_proof(uint64_t index, uint64_t size) const override;
   Result<std::vector<Hash>> consistency_proof(uint64_t from, uint64_t to) const override;
@@ -110,7 +107,9 @@ class LedgerImpl final : public Ledger {
       uint64_t from, uint64_t to,
       const std::function<Status(uint64_t, const Hash&)>& visit) const override;
   Result<std::string> checkpoint(std::optional<uint64_t> size) const override;
+  using Ledger::scan_checkpoints;
   Status scan_checkpoints(
+      uint64_t from_size,
       const std::function<Status(uint64_t, std::string_view)>& visit) const override;
   Result<VerifierKey> log_verifier() const override;
   Result<std::string> statement(std::optional<uint64_t> size) const override;
@@ -127,6 +126,12 @@ class LedgerImpl final : public Ledger {
   Status probe_format();
   Status check_format(bool create);
   Status load_state();
+  // A read-only ledger's key state and size, brought up to the newest commit of the process
+  // that writes the ledger (a mirror, an import) when one has committed since the last look:
+  // the key events appended since are applied. Called with policy_mu_ held.
+  Status follow_writer_locked() const;
+  // Applies the key events at indices `from` and above that `txn` sees to policy_.
+  Status apply_key_events(const lmdb::Txn& txn, uint64_t from) const;
   Status load_log_key();
   Status catch_up_tree();
   // Rebuilds the hook's state when it does not cover the whole log, and adds the statement of
@@ -223,7 +228,7 @@ class LedgerImpl final : public Ledger {
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
   tree_store::TreeEdge edge_;                  // writer thread (and open) only
   int lock_fd_ = -1;
-  std::atomic<uint64_t> size_{0};
+  mutable std::atomic<uint64_t> size_{0};  // the writer's; a read-only ledger's follow_writer
   uint64_t staged_since_trim_ = 0;  // writer thread only
   uintptr_t map_begin_ = 0;  // LMDB's map (changed only under resize_mu_ held exclusively)
   size_t map_length_ = 0;
@@ -232,7 +237,11 @@ class LedgerImpl final : public Ledger {
 
   mutable std::shared_mutex resize_mu_;  // read transactions shared; map resizing exclusive
   mutable std::mutex policy_mu_;
-  KeyPolicy policy_;  // written by the writer thread only, after a commit
+  // Written by the writer thread only, after a commit; in a read-only ledger by
+  // follow_writer_locked(), under policy_mu_, as are the two below.
+  mutable KeyPolicy policy_;
+  mutable uint64_t keys_through_ = 0;    // read-only: key events below this index are applied
+  mutable uint64_t followed_commit_ = 0; // read-only: the commit id they were read at
 
   ThreadPool pool_;
 

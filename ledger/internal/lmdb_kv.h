@@ -2,6 +2,7 @@
 // Views passed to visitors are valid only during the call (LMDB's rule).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -73,11 +74,17 @@ class TxnKeyValueStore final : public KeyValueStore {
   }
 
   Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
+    return scan_from(prefix, prefix, visit);
+  }
+
+  Status scan_from(std::string_view prefix, std::string_view from,
+                   const KeyValueVisitor& visit) const override {
     auto cursor = Cursor::open(txn_, dbi_);
     if (!cursor) return cursor.error();
-    MDB_val k = val(prefix), v;
-    int rc = prefix.empty() ? (*cursor)->get(k, v, MDB_FIRST)
-                            : (*cursor)->get(k, v, MDB_SET_RANGE);
+    const std::string_view start = std::max(prefix, from);
+    MDB_val k = val(start), v;
+    int rc = start.empty() ? (*cursor)->get(k, v, MDB_FIRST)
+                           : (*cursor)->get(k, v, MDB_SET_RANGE);
     for (; rc == 0; rc = (*cursor)->get(k, v, MDB_NEXT)) {
       std::string_view key = as_chars(view(k));
       if (key.substr(0, prefix.size()) != prefix) return Status::ok();

@@ -89,6 +89,21 @@ std::string benchmark(std::string_view benchmark, const Digest& run) {
   hex_append(out, run);
   return out;
 }
+std::string benchmark_name(std::string_view escaped) {
+  std::string out;
+  out.reserve(escaped.size());
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    uint8_t byte[1];
+    if (escaped[i] == '%' && i + 2 < escaped.size() &&
+        hex_decode_into(escaped.substr(i + 1, 2), byte)) {
+      out.push_back(static_cast<char>(byte[0]));
+      i += 2;
+    } else {
+      out.push_back(escaped[i]);
+    }
+  }
+  return out;
+}
 std::string leadership(uint64_t index, const Digest& key) {
   std::string out(kLeadership);
   append_index20(out, index);

@@ -46,6 +46,8 @@ std::string unranked(const Digest& key, const Digest& run);
 // matches another's.
 std::string benchmark_prefix(std::string_view benchmark);
 std::string benchmark(std::string_view benchmark, const Digest& run);
+// The benchmark's name back from its escaped form in a b/ key (between "b/" and the "/").
+std::string benchmark_name(std::string_view escaped);
 std::string leadership(uint64_t index, const Digest& key);
 std::string void_event(uint64_t index);
 std::string skipped(uint64_t index);

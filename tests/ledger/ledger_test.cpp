@@ -759,6 +759,45 @@ TEST_CASE("every commit stores a signed checkpoint consistent with the one befor
   CHECK(ledger->checkpoint(3).error().code() == Code::kNotFound);
 }
 
+TEST_CASE("a scan of the checkpoints from a size starts at the first of at least that size",
+          "[ledger][tree]") {
+  TempDir dir;
+  Cast cast;
+  build_tamper_ledger(dir, cast);
+  auto ledger = open_ledger(dir, false);
+  auto sizes_from = [&](uint64_t from) {
+    std::vector<uint64_t> sizes;
+    REQUIRE(ledger->scan_checkpoints(from, [&](uint64_t size, std::string_view note) {
+      CHECK(note == ledger->checkpoint(size).value());
+      sizes.push_back(size);
+      return Status::ok();
+    }));
+    return sizes;
+  };
+  CHECK(sizes_from(0) == std::vector<uint64_t>{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+  CHECK(sizes_from(3) == sizes_from(0));
+  CHECK(sizes_from(12) == std::vector<uint64_t>{12, 13, 14, 15});
+  CHECK(sizes_from(16).empty());
+}
+
+TEST_CASE("find_entry takes an index or an event id and names what is neither",
+          "[ledger][read]") {
+  TempDir dir;
+  Cast cast;
+  build_tamper_ledger(dir, cast);
+  auto ledger = open_ledger(dir, false);
+  const Digest id = check_entry(ledger->entry(7).value()).value().id;
+  CHECK(find_entry(*ledger, "7").value() == 7);
+  CHECK(find_entry(*ledger, "99").value() == 99);  // entry() says there is none
+  CHECK(find_entry(*ledger, digest_text(id)).value() == 7);
+  CHECK(find_entry(*ledger, "sha256:" + std::string(64, '0')).error().code() == Code::kNotFound);
+  auto neither = find_entry(*ledger, "seven");
+  CHECK(neither.error().code() == Code::kUsage);
+  CHECK(neither.error().message() == "'seven' is neither an event id (sha256:<hex>) nor an index");
+  CHECK(find_entry(*ledger, "sha256:77").error().code() == Code::kUsage);
+  CHECK(ledger->entry(99).error().message() == "no entry at index 99 (the log has 15 entries)");
+}
+
 TEST_CASE("the log refuses to sign a checkpoint inconsistent with the last one",
           "[ledger][tree]") {
   TempDir dir;

@@ -181,5 +181,61 @@ TEST_CASE("under the hint, writes in any order, erases and another handle's writ
   CHECK(contents(other) == model);
 }
 
+// The keys a scan_from visits, in order.
+std::vector<std::string> keys_from(const KeyValueStore& store, std::string_view prefix,
+                                   std::string_view from) {
+  std::vector<std::string> out;
+  REQUIRE(store
+              .scan_from(prefix, from,
+                         [&](std::string_view k, std::string_view) {
+                           out.emplace_back(k);
+                           return true;
+                         })
+              .is_ok());
+  return out;
+}
+
+// A store that has only get and scan: scan_from is KeyValueStore's default, which scans the
+// prefix and skips the keys below `from`.
+class ScanOnly final : public KeyValueStore {
+ public:
+  explicit ScanOnly(const KeyValueStore& inner) : inner_(inner) {}
+  Result<std::optional<std::string>> get(std::string_view key) const override {
+    return inner_.get(key);
+  }
+  Status put(std::string_view, std::string_view) override { return usage_error("read-only"); }
+  Status erase(std::string_view) override { return usage_error("read-only"); }
+  Status scan(std::string_view prefix, const KeyValueVisitor& visit) const override {
+    return inner_.scan(prefix, visit);
+  }
+
+ private:
+  const KeyValueStore& inner_;
+};
+
+TEST_CASE("scan_from resumes a prefix scan at a key, as the model's lower_bound does") {
+  TestEnv env;
+  auto txn = env.write_txn();
+  lmdb::TxnKeyValueStore store(txn, env.open(txn, "state"), true);
+  Model model;
+  for (const char* key : {"a/1", "b/", "b/1", "b/15", "b/2", "b/9", "b0", "c/1"}) {
+    REQUIRE(store.put(key, "v").is_ok());
+    model[key] = "v";
+  }
+  const ScanOnly fallback(store);
+  for (const std::string prefix : {"", "b/", "b/1", "z/"}) {
+    for (const std::string from : {"", "a", "b/", "b/10", "b/15", "b/3", "b0", "zz"}) {
+      INFO("prefix '" << prefix << "' from '" << from << "'");
+      std::vector<std::string> expected;
+      for (auto it = model.lower_bound(std::max(prefix, from)); it != model.end(); ++it) {
+        if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+        expected.push_back(it->first);
+      }
+      CHECK(keys_from(store, prefix, from) == expected);
+      CHECK(keys_from(fallback, prefix, from) == expected);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace evl

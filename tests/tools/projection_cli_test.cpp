@@ -1,5 +1,6 @@
-// Naming a run on the command line: its digest, or a unique start of it as `evledger runs`
-// prints it (tools/projection_cli.h, projections/query.h find_runs_by_prefix).
+// Naming a run on the command line (and in the API): its digest, or a unique start of it as
+// `evledger runs` prints it (projections/query.h parse_run_prefix, resolve_run,
+// find_runs_by_prefix).
 #include "tools/projection_cli.h"
 
 #include <catch2/catch.hpp>
@@ -36,15 +37,15 @@ Digest digest_of(const std::string& hex) {
 TEST_CASE("a run is named by its digest or by a start of it as 'runs' prints it",
           "[tools][show]") {
   Runs runs;
-  CHECK(run_prefix_arg("sha256:" + runs.a, "RUN").value() == runs.a);
-  CHECK(run_prefix_arg(runs.a, "RUN").value() == runs.a);
-  CHECK(run_prefix_arg("sha256:012345678901\xE2\x80\xA6", "RUN").value() == "012345678901");
-  CHECK(run_prefix_arg("012345", "RUN").value() == "012345");
+  CHECK(parse_run_prefix("sha256:" + runs.a, "RUN").value() == runs.a);
+  CHECK(parse_run_prefix(runs.a, "RUN").value() == runs.a);
+  CHECK(parse_run_prefix("sha256:012345678901\xE2\x80\xA6", "RUN").value() == "012345678901");
+  CHECK(parse_run_prefix("012345", "RUN").value() == "012345");
   for (const std::string& bad :
        std::vector<std::string>{"01234", "sha256:", "", "0123456789ABCDEF", "sha512:0123456789",
                                 "012345 ", runs.a + "0", "sha256:01234g"}) {
     INFO("'" << bad << "'");
-    auto parsed = run_prefix_arg(bad, "RUN");
+    auto parsed = parse_run_prefix(bad, "RUN");
     REQUIRE_FALSE(parsed.has_value());
     CHECK(parsed.error().code() == Code::kUsage);
     CHECK(parsed.error().message().find("RUN: '" + bad + "' is not a run digest") == 0);
@@ -100,7 +101,7 @@ TEST_CASE("a comparison group is named by its key or a start of it, as groups an
 
   // show prints a comparison key as sha256:<20 hex>….
   const std::string shown = "sha256:" + g1.substr(0, 20) + "\xE2\x80\xA6";
-  auto prefix = group_prefix_arg(shown, "--group");
+  auto prefix = parse_group_prefix(shown, "--group");
   REQUIRE(prefix.has_value());
   CHECK(*prefix == g1.substr(0, 20));
   CHECK(resolve_group(runs.store, *prefix, "--group").value() == digest_of(g1));
@@ -117,7 +118,7 @@ TEST_CASE("a comparison group is named by its key or a start of it, as groups an
   CHECK(none.error().code() == Code::kNotFound);
   CHECK(none.error().message().find("no comparison group in this ledger is") == 0);
 
-  auto bad = group_prefix_arg("abc", "--group");
+  auto bad = parse_group_prefix("abc", "--group");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().code() == Code::kUsage);
   CHECK(bad.error().message().find("--group: 'abc' is not a comparison key") == 0);
