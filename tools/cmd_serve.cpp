@@ -6,6 +6,7 @@
 #include "ledger/append_queue.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/server/api.h"
 #include "tools/server/handlers.h"
 #include "tools/server/server.h"
 
@@ -24,6 +25,8 @@ constexpr const char* kUsage =
     "  POST /add-event   one entry (application/octet-stream) or up to 1,000 uint16-framed\n"
     "        entries (application/vnd.evledger.entries); answered after the durable commit,\n"
     "        with a C2SP tlog-proof receipt per entry; 503 with Retry-After when the queue is full\n"
+    "  /api/v1/...   the JSON API: events, proofs, checkpoints, runs, groups, leaders,\n"
+    "        benchmarks, keys, statement; described by /api/v1/openapi.json\n"
     "  /healthz, /metrics (Prometheus)\n"
     "\n"
     "  --listen HOST:PORT   address to listen on (default 127.0.0.1:8080; port 0: any free one)\n"
@@ -110,6 +113,7 @@ int run(const Args& args) {
   // The writer's commits are counted from the first one on; the metrics exist before it.
   server::Router router(prefix, read_only);
   server::add_log_routes(router);
+  server::add_api_routes(router);
   std::vector<std::string> names;
   for (const auto& r : router.routes()) names.push_back(r.name);
   server::Metrics metrics(names);

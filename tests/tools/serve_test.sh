@@ -11,33 +11,6 @@ SRC="$2"
 CLIENT="$SRC/tests/tools/tlog_client.py"
 HTTP="$SRC/tests/tools/http_probe.py"
 source "$(dirname "$0")/testlib.sh"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  rm -rf "$T"
-}
-trap cleanup EXIT
-
-# start_server NAME ARGS...: starts `evledger serve ARGS --listen 127.0.0.1:0`, waits for its
-# URL and sets URL_<NAME> and PID_<NAME>.
-start_server() {
-  local name=$1
-  shift
-  "$E" serve --listen 127.0.0.1:0 "$@" >"$T/$name.out" 2>"$T/$name.err" &
-  local pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 100); do
-    grep -q '^serving http://' "$T/$name.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  local url
-  url=$(sed -n 's/^serving \(http:[^ ]*\).*/\1/p' "$T/$name.out")
-  [ -n "$url" ] || { bad "server $name did not start"; cat "$T/$name.err" >&2; return 1; }
-  printf -v "URL_$name" '%s' "$url"
-  printf -v "PID_$name" '%s' "$pid"
-}
-
 # A publisher's ledger A, and B: a copy of A taken after its genesis and grant, served.
 A="$T/a"
 B="$T/b"

@@ -4,8 +4,12 @@
 #   expect CODE DESCRIPTION -- COMMAND...   run COMMAND (stdout $T/out, stderr $T/err), check its exit
 #   contains FILE TEXT DESCRIPTION         check that FILE holds TEXT
 #   finish                                 print 'N passed, M failed' and exit non-zero on failure
+#   start_server NAME ARGS...              start `$E serve ARGS --listen 127.0.0.1:0`, wait for its
+#                                          URL, set URL_<NAME> and PID_<NAME> (killed at exit)
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+PIDS=()
+stop_servers() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+trap 'stop_servers; rm -rf "$T"' EXIT
 failures=0
 passed=0
 
@@ -34,4 +38,22 @@ pubkey_hex() { cut -d+ -f3- "$1" | base64 -d | tail -c 32 | od -An -tx1 | tr -d 
 finish() {
   echo "$passed passed, $failures failed"
   [ "$failures" -eq 0 ]
+}
+
+start_server() {
+  local name=$1
+  shift
+  "$E" serve --listen 127.0.0.1:0 "$@" >"$T/$name.out" 2>"$T/$name.err" &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 100); do
+    grep -q '^serving http://' "$T/$name.out" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  local url
+  url=$(sed -n 's/^serving \(http:[^ ]*\).*/\1/p' "$T/$name.out")
+  [ -n "$url" ] || { bad "server $name did not start"; cat "$T/$name.err" >&2; return 1; }
+  printf -v "URL_$name" '%s' "$url"
+  printf -v "PID_$name" '%s' "$pid"
 }

@@ -10,7 +10,7 @@ packages=(
   libsodium-dev libssl-dev openssl
   nlohmann-json3-dev libdouble-conversion-dev libyaml-cpp-dev
   libboost-dev catch2 libjemalloc-dev
-  nginx wrk curl python3 python3-cryptography
+  nginx wrk curl python3 python3-cryptography python3-jsonschema
 )
 
 missing=()

@@ -8,6 +8,7 @@
 //                                    uint16-framed entries (application/vnd.evledger.entries);
 //                                    answered after the durable commit, with receipts
 //   GET  /healthz, /metrics          liveness; Prometheus text
+// The JSON API under /api/v1/ is tools/server/api.h's.
 //
 // Answers of POST /add-event, JSON (application/json, or application/problem+json with the
 // members of RFC 9457 beside "results" when the request fails as a whole):

@@ -56,24 +56,44 @@ std::optional<std::string_view> Request::header(std::string_view name) const {
   return find_header(headers, name);
 }
 
-std::vector<std::string> Request::query_all(std::string_view name) const {
-  std::vector<std::string> values;
+namespace {
+
+// Calls visit(name, value) for each name=value pair of the target's query, percent-decoded
+// (a pair without '=' has an empty value; empty pairs are skipped).
+template <typename Visit>
+void for_each_parameter(std::string_view target, const Visit& visit) {
   size_t q = target.find('?');
-  if (q == std::string::npos) return values;
-  std::string_view query = std::string_view(target).substr(q + 1);
+  if (q == std::string_view::npos) return;
+  std::string_view query = target.substr(q + 1);
   while (!query.empty()) {
     size_t amp = query.find('&');
     std::string_view pair = query.substr(0, amp);
-    size_t eq = pair.find('=');
-    std::string key = percent_decode(pair.substr(0, eq));
-    if (key == name) {
-      values.push_back(eq == std::string_view::npos ? std::string()
-                                                     : percent_decode(pair.substr(eq + 1)));
+    if (!pair.empty()) {
+      size_t eq = pair.find('=');
+      visit(percent_decode(pair.substr(0, eq)),
+            eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }
+}
+
+}  // namespace
+
+std::vector<std::string> Request::query_all(std::string_view name) const {
+  std::vector<std::string> values;
+  for_each_parameter(target, [&](const std::string& key, std::string_view value) {
+    if (key == name) values.push_back(percent_decode(value));
+  });
   return values;
+}
+
+std::vector<std::string> Request::query_names() const {
+  std::vector<std::string> names;
+  for_each_parameter(target, [&](std::string key, std::string_view) {
+    names.push_back(std::move(key));
+  });
+  return names;
 }
 
 std::optional<std::string> Request::query(std::string_view name) const {

@@ -40,6 +40,8 @@ struct Request {
   std::vector<std::string> query_all(std::string_view name) const;
   // The first of them, or nullopt.
   std::optional<std::string> query(std::string_view name) const;
+  // The names of the query's parameters, percent-decoded, in order (repeats included).
+  std::vector<std::string> query_names() const;
 };
 
 struct Response {
