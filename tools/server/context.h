@@ -14,6 +14,7 @@
 #include "ledger/ledger.h"
 #include "tools/server/caches.h"
 #include "tools/server/metrics.h"
+#include "tools/server/server_context.h"
 
 namespace evl::server {
 
@@ -22,19 +23,17 @@ inline constexpr size_t kMaxEntriesPerRequest = 1000;
 // The largest request body: 1,000 framed entries of at most 65,535 bytes each.
 inline constexpr size_t kMaxAppendBody = size_t{64} << 20;
 
-struct Context {
+struct Context : ServerContext {
   Context(Ledger& l, AppendQueue* a, ResourceCache& r, CheckpointCache& c, Metrics& m)
-      : ledger(l), appends(a), resources(r), checkpoints(c), metrics(m) {}
+      : ServerContext(m), ledger(l), appends(a), resources(r), checkpoints(c) {}
 
   Ledger& ledger;
   AppendQueue* appends;  // null on a read-only server
   ResourceCache& resources;
   CheckpointCache& checkpoints;
-  Metrics& metrics;
   std::string log_vkey;           // the log's verifier key, as `key new` prints one
   int retry_after_seconds = 1;    // what a 503 asks publishers to wait
   size_t max_entries_per_request = kMaxEntriesPerRequest;
-  std::atomic<uint64_t> connections{0};  // open connections, kept by the server
 };
 
 }  // namespace evl::server

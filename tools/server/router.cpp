@@ -36,23 +36,12 @@ std::string_view target_path(std::string_view target) {
   return target.substr(0, target.find('?'));
 }
 
-Router::Router(std::string prefix, bool read_only)
+RouteTable::RouteTable(std::string prefix, bool read_only)
     : prefix_(std::move(prefix)), read_only_(read_only) {
   while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
 }
 
-void Router::get(std::string pattern, std::string name, Handler handler, bool prefix) {
-  routes_.push_back({"GET", std::move(pattern), prefix, std::move(name), handler, nullptr, 0,
-                     false});
-}
-
-void Router::post(std::string pattern, std::string name, AsyncHandler handler,
-                  size_t body_limit) {
-  routes_.push_back({"POST", std::move(pattern), false, std::move(name), nullptr, handler,
-                     body_limit, true});
-}
-
-RouteMatch Router::match(std::string_view method, std::string_view target) const {
+RouteMatch RouteTable::match(std::string_view method, std::string_view target) const {
   RouteMatch m;
   std::string_view path = target_path(target);
   if (std::string why = path_problem(path); !why.empty()) {
@@ -101,7 +90,7 @@ RouteMatch Router::match(std::string_view method, std::string_view target) const
   return m;
 }
 
-void Router::prepare(const RouteMatch& match, Request& request) const {
+void RouteTable::prepare(const RouteMatch& match, Request& request) const {
   std::string_view path = target_path(request.target);
   if (!prefix_.empty()) {
     path.remove_prefix(prefix_.size());
@@ -110,24 +99,6 @@ void Router::prepare(const RouteMatch& match, Request& request) const {
   request.path = std::string(path);
   request.rest = match.route->prefix ? std::string(path.substr(match.route->pattern.size()))
                                      : std::string();
-}
-
-void Router::dispatch(const RouteMatch& match, Request& request, Context& context,
-                      const Respond& respond) const {
-  if (match.route == nullptr) {
-    respond(match.refusal);
-    return;
-  }
-  prepare(match, request);
-  if (match.route->async != nullptr) {
-    match.route->async(request, context, respond);
-  } else {
-    respond(match.route->handler(request, context));
-  }
-}
-
-void Router::handle(Request& request, Context& context, const Respond& respond) const {
-  dispatch(match(request.method, request.target), request, context, respond);
 }
 
 }  // namespace evl::server

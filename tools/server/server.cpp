@@ -35,9 +35,10 @@ class Session;
 // What every connection shares: the router, the context, the limits, and the registry of open
 // connections that shutdown() walks.
 struct Shared {
-  Shared(const Router& r, Context& c, const ServerLimits& l) : router(r), context(c), limits(l) {}
-  const Router& router;
-  Context& context;
+  Shared(const RouteTable& r, ServerContext& c, const ServerLimits& l)
+      : router(r), context(c), limits(l) {}
+  const RouteTable& router;
+  ServerContext& context;
   ServerLimits limits;
   uint64_t max_body = 0;  // the largest body limit of any route
   std::atomic<bool> closing{false};
@@ -175,15 +176,14 @@ class Session : public std::enable_shared_from_this<Session> {
       request_.headers.push_back({std::string(field.name_string()), std::string(field.value())});
     }
     request_.body = std::move(req.body());
-    const Route& route = *match_.route;
     try {
       shared_.router.prepare(match_, request_);
-      if (route.async == nullptr) return write(route.handler(request_, shared_.context));
       auto self = shared_from_this();
-      route.async(request_, shared_.context, [self](Response response) {
+      auto now = shared_.router.run(match_, request_, shared_.context, [self](Response response) {
         asio::post(self->stream_.get_executor(),
                    [self, r = std::move(response)]() mutable { self->write(std::move(r)); });
       });
+      if (now) write(std::move(*now));
     } catch (const std::exception& e) {
       write(problem(500, std::string("evledger bug: unexpected exception: ") + e.what()));
     }
@@ -242,7 +242,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class ServerImpl final : public HttpServer {
  public:
-  ServerImpl(const ServerOptions& options, const Router& router, Context& context)
+  ServerImpl(const ServerOptions& options, const RouteTable& router, ServerContext& context)
       : options_(options),
         shared_{router, context, options.limits},
         acceptor_(ioc_),
@@ -385,8 +385,9 @@ class ServerImpl final : public HttpServer {
 
 }  // namespace
 
-Result<std::unique_ptr<HttpServer>> HttpServer::start(const ServerOptions& options,
-                                                      const Router& router, Context& context) {
+Result<std::unique_ptr<HttpServer>> HttpServer::start_table(const ServerOptions& options,
+                                                            const RouteTable& router,
+                                                            ServerContext& context) {
   auto server = std::make_unique<ServerImpl>(options, router, context);
   EVL_RETURN_IF_ERROR(server->listen());
   server->run();

@@ -24,8 +24,8 @@
 #include <string>
 
 #include "events/status.h"
-#include "tools/server/context.h"
 #include "tools/server/router.h"
+#include "tools/server/server_context.h"
 
 namespace evl::server {
 
@@ -49,9 +49,12 @@ class HttpServer {
  public:
   // Binds and starts serving. kIo when the address cannot be bound (in use, not local, no
   // permission), kUsage for an address that does not parse. `router` and `context` must
-  // outlive the server.
+  // outlive the server; the router's handlers get `context`.
+  template <class Ctx>
   static Result<std::unique_ptr<HttpServer>> start(const ServerOptions& options,
-                                                   const Router& router, Context& context);
+                                                   const BasicRouter<Ctx>& router, Ctx& context) {
+    return start_table(options, router, context);
+  }
   virtual ~HttpServer() = default;
 
   virtual std::string host() const = 0;
@@ -66,6 +69,11 @@ class HttpServer {
   // at most `grace`), then closes the rest and stops the I/O threads. Requests that arrive
   // meanwhile on open connections are still answered; their responses say Connection: close.
   virtual void shutdown(std::chrono::milliseconds grace) = 0;
+
+ private:
+  static Result<std::unique_ptr<HttpServer>> start_table(const ServerOptions& options,
+                                                         const RouteTable& router,
+                                                         ServerContext& context);
 };
 
 }  // namespace evl::server
