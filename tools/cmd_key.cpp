@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keys/checkpoint.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 #include "tools/render.h"
@@ -13,7 +14,7 @@ namespace evl::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger key new NAME --out FILE\n"
+    "usage: evledger key new NAME [--cosigner] --out FILE\n"
     "       evledger key grant --ledger DIR --key VKEY --role ROLE [--role ROLE]... [--scope S]...\n"
     "                          --signer ADMIN_KEY_FILE\n"
     "       evledger key revoke --ledger DIR --key VKEY --reason retired|rotated|compromised\n"
@@ -22,6 +23,9 @@ constexpr const char* kUsage =
     "\n"
     "new     writes a secret key file (mode 0600) to FILE and its verifier key to FILE.vkey,\n"
     "        and prints the verifier key. NAME: no spaces, no '+' (e.g. alice@sol-execbench).\n"
+    "        --cosigner makes a witness's key (C2SP tlog-cosignature, Ed25519): the secret\n"
+    "        key file is the same, its verifier key has type 0x04 (NAME: e.g. a URL such as\n"
+    "        witness.example.org/w1), for 'evledger witness serve' and tlog-policy files.\n"
     "grant   appends a key grant signed by an admin. Roles: admin, importer, runner, curator,\n"
     "        attestor. Scope: source slugs for importers, owner and host ids for runners.\n"
     "        VKEY is a verifier key or a file holding one.\n"
@@ -39,7 +43,11 @@ int run_new(const Args& args) {
                             ? usage_error("NAME: " + key.error().message())
                             : key.error());
   if (Status s = key->save(*out); !s) return fail(s);
-  std::string vkey = key->verifier().to_string();
+  // A cosigner signs with the same Ed25519 key; only its verifier key's type (0x04) and key
+  // id differ, which is what witnesses' clients are configured with.
+  std::string vkey = args.has("cosigner")
+                         ? CosignerKey::of(key->name(), key->public_key()).to_string()
+                         : key->verifier().to_string();
   if (Status s = write_output(*out + ".vkey", vkey + "\n"); !s) return fail(s);
   std::printf("%s\n", vkey.c_str());
   return kExitOk;
@@ -153,7 +161,7 @@ int cmd_key(const std::vector<std::string>& argv) {
   return run_command(argv,
                      {{"out"}, {"ledger"}, {"log-key"}, {"key"}, {"role", true, true},
                       {"scope", true, true}, {"signer"}, {"reason"}, {"void-from"},
-                      {"json", false}},
+                      {"json", false}, {"cosigner", false}},
                      kUsage, run);
 }
 

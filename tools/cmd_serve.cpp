@@ -6,6 +6,7 @@
 #include "ledger/append_queue.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/serve_options.h"
 #include "tools/server/api.h"
 #include "tools/server/handlers.h"
 #include "tools/server/server.h"
@@ -42,68 +43,23 @@ constexpr const char* kUsage =
     "  --queue-entries N [65536]   entries queued for the writer before appends get 503\n"
     "  --cache-mb N [256]          memory for tiles and bundles already served\n";
 
-Status parse_listen(const std::string& text, server::ServerOptions& options) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
-    return usage_error("--listen " + text + " is not HOST:PORT, such as 127.0.0.1:8080");
-  }
-  options.host = text.substr(0, colon);
-  if (options.host.size() > 2 && options.host.front() == '[' && options.host.back() == ']') {
-    options.host = options.host.substr(1, options.host.size() - 2);  // [::1]:8080
-  }
-  options.port = text.substr(colon + 1);
-  auto port = parse_u64(options.port);
-  if (!port || *port > 65535) {
-    return usage_error("--listen " + text + ": the port is a number from 0 to 65535");
-  }
-  return Status::ok();
-}
-
-Status parse_limits(const Args& args, server::ServerOptions& options, uint64_t& queue_entries,
-                    uint64_t& cache_mb) {
-  auto& l = options.limits;
-  struct Bound {
-    const char* name;
-    uint64_t fallback;
-    U64Range range;
-  };
-  const Bound bounds[] = {
-      {"threads", 0, {0, 256, "0: one per core"}},
-      {"max-connections", 4096, {1, 1u << 20}},
-      {"header-limit", 16384, {1024, 1u << 20}},
-      {"header-timeout", 10000, {10, 3600000}},
-      {"idle-timeout", 30000, {10, 3600000}},
-      {"body-timeout", 60000, {10, 3600000}},
-      {"write-timeout", 60000, {10, 3600000}},
-      {"queue-entries", 65536, {1, 1u << 24}},
-      {"cache-mb", 256, {0, 1u << 20}},
-  };
-  uint64_t v[std::size(bounds)];
-  for (size_t i = 0; i < std::size(bounds); ++i) {
-    auto r = args.get_u64(bounds[i].name, bounds[i].fallback, bounds[i].range);
-    if (!r) return r.error();
-    v[i] = *r;
-  }
-  options.threads = static_cast<unsigned>(v[0]);
-  l.max_connections = v[1];
-  l.header_limit = v[2];
-  l.header_timeout = std::chrono::milliseconds(v[3]);
-  l.idle_timeout = std::chrono::milliseconds(v[4]);
-  l.body_timeout = std::chrono::milliseconds(v[5]);
-  l.write_timeout = std::chrono::milliseconds(v[6]);
-  queue_entries = v[7];
-  cache_mb = v[8];
+// --queue-entries and --cache-mb: the log server's own limits.
+Status parse_log_limits(const Args& args, uint64_t& queue_entries, uint64_t& cache_mb) {
+  auto q = args.get_u64("queue-entries", 65536, {1, 1u << 24});
+  if (!q) return q.error();
+  auto c = args.get_u64("cache-mb", 256, {0, 1u << 20});
+  if (!c) return c.error();
+  queue_entries = *q;
+  cache_mb = *c;
   return Status::ok();
 }
 
 int run(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("serve takes no arguments"));
   server::ServerOptions options;
-  if (Status s = parse_listen(args.get("listen").value_or("127.0.0.1:8080"), options); !s) {
-    return fail(s);
-  }
+  if (Status s = parse_server_options(args, "127.0.0.1:8080", options); !s) return fail(s);
   uint64_t queue_entries = 0, cache_mb = 0;
-  if (Status s = parse_limits(args, options, queue_entries, cache_mb); !s) return fail(s);
+  if (Status s = parse_log_limits(args, queue_entries, cache_mb); !s) return fail(s);
   std::string prefix = args.get("prefix").value_or("");
   if (!prefix.empty() && (prefix[0] != '/' || prefix.find("//") != std::string::npos)) {
     return fail(usage_error("--prefix " + prefix + " is a URL path such as /log"));
@@ -137,10 +93,8 @@ int run(const Args& args) {
 
   auto http = server::HttpServer::start(options, router, context);
   if (!http) return fail(http.error());
-  const std::string host =
-      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-  std::printf("serving http://%s:%u%s/ (ledger %s, %llu entries, %s)\n", host.c_str(),
-              (*http)->port(), prefix.c_str(), (*ledger)->dir().c_str(),
+  std::printf("serving %s%s/ (ledger %s, %llu entries, %s)\n",
+              server_url(options, (*http)->port()).c_str(), prefix.c_str(), (*ledger)->dir().c_str(),
               static_cast<unsigned long long>((*ledger)->size()),
               read_only ? "read-only" : "appends at POST /add-event");
   std::printf("log key: %s\n", context.log_vkey.c_str());
@@ -159,12 +113,10 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_serve(const std::vector<std::string>& argv) {
-  return run_command(argv,
-                     {{"ledger"}, {"listen"}, {"read-only", false}, {"threads"}, {"prefix"},
-                      {"log-key"}, {"max-connections"}, {"header-limit"}, {"header-timeout"},
-                      {"idle-timeout"}, {"body-timeout"}, {"write-timeout"}, {"queue-entries"},
-                      {"cache-mb"}},
-                     kUsage, run);
+  std::vector<OptionSpec> specs = server_option_specs();
+  specs.insert(specs.end(), {{"ledger"}, {"read-only", false}, {"prefix"}, {"log-key"},
+                             {"queue-entries"}, {"cache-mb"}});
+  return run_command(argv, specs, kUsage, run);
 }
 
 }  // namespace evl::cli

@@ -32,5 +32,6 @@ int cmd_leaders(const std::vector<std::string>& argv);
 int cmd_show(const std::vector<std::string>& argv);
 int cmd_rebuild(const std::vector<std::string>& argv);
 int cmd_serve(const std::vector<std::string>& argv);
+int cmd_witness(const std::vector<std::string>& argv);
 
 }  // namespace evl::cli

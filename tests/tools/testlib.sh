@@ -1,8 +1,10 @@
 # tests/tools/testlib.sh — what the end-to-end shell tests share. Source it after setting
-# E (the evledger binary); it makes the scratch directory $T (removed at exit unless the
-# script sets its own trap afterwards) and counts checks.
+# E (the evledger binary); it makes the scratch directory $T (removed at exit, with every
+# process start_process started killed, unless the script sets its own trap afterwards) and
+# counts checks.
 #   expect CODE DESCRIPTION -- COMMAND...   run COMMAND (stdout $T/out, stderr $T/err), check its exit
 #   contains FILE TEXT DESCRIPTION         check that FILE holds TEXT
+#   start_process NAME PREFIX COMMAND...   start a server, wait for its "PREFIX http://..." line
 #   finish                                 print 'N passed, M failed' and exit non-zero on failure
 #   start_server NAME ARGS...              start `$E serve ARGS --listen 127.0.0.1:0`, wait for its
 #                                          URL, set URL_<NAME> and PID_<NAME> (killed at exit)
@@ -35,6 +37,27 @@ contains() {
 # The 32-byte public key of a verifier key file, as hex.
 pubkey_hex() { cut -d+ -f3- "$1" | base64 -d | tail -c 32 | od -An -tx1 | tr -d ' \n'; }
 
+# start_process NAME PREFIX COMMAND...: runs COMMAND in the background (output in $T/NAME.out
+# and .err), waits up to 5 s for its line "PREFIX http://...", and sets URL_<NAME> (the URL on
+# that line) and PID_<NAME>. The server is killed at exit.
+start_process() {
+  local name=$1 prefix=$2
+  shift 2
+  "$@" >"$T/$name.out" 2>"$T/$name.err" &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 100); do
+    grep -q "^$prefix http://" "$T/$name.out" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  local url
+  url=$(sed -n "s/^$prefix \(http:[^ ]*\).*/\1/p" "$T/$name.out")
+  [ -n "$url" ] || { bad "server $name did not start"; cat "$T/$name.err" >&2; return 1; }
+  printf -v "URL_$name" '%s' "$url"
+  printf -v "PID_$name" '%s' "$pid"
+}
+
 finish() {
   echo "$passed passed, $failures failed"
   [ "$failures" -eq 0 ]
@@ -43,17 +66,5 @@ finish() {
 start_server() {
   local name=$1
   shift
-  "$E" serve --listen 127.0.0.1:0 "$@" >"$T/$name.out" 2>"$T/$name.err" &
-  local pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 100); do
-    grep -q '^serving http://' "$T/$name.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  local url
-  url=$(sed -n 's/^serving \(http:[^ ]*\).*/\1/p' "$T/$name.out")
-  [ -n "$url" ] || { bad "server $name did not start"; cat "$T/$name.err" >&2; return 1; }
-  printf -v "URL_$name" '%s' "$url"
-  printf -v "PID_$name" '%s' "$pid"
+  start_process "$name" serving "$E" serve --listen 127.0.0.1:0 "$@"
 }
