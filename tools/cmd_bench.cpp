@@ -23,6 +23,7 @@ int bench_export(const Args& args);
 int bench_import(const Args& args);
 int bench_rebuild(const Args& args);
 int bench_serve(const Args& args);
+int bench_witness(const Args& args);
 }  // namespace bench
 
 namespace {
@@ -38,6 +39,7 @@ constexpr const char* kUsage =
     "       evledger bench audit-memory --ledger DIR\n"
     "       evledger bench rebuild --ledger DIR\n"
     "       evledger bench serve [--json] [--entries N] [--dir DIR]\n"
+    "       evledger bench witness [--json] [--requests N] [--logs K] [--dir DIR]\n"
     "\n"
     "Every figure is reported next to this machine's limits measured in the same run, as a\n"
     "ratio: shared machines are noisy, ratios much less so.\n"
@@ -71,6 +73,11 @@ constexpr const char* kUsage =
     "        POST /add-event of N signed 2 KiB entries (default 50,000) from 64 clients, 1 and\n"
     "        100 per request, against the local sustained append measured in the same run.\n"
     "        Needs wrk and nginx (tools/scripts/install-deps.sh installs them).\n"
+    "witness  evledger's witness (POST /add-checkpoint over loopback HTTP, each answered\n"
+    "        after its compare-and-store is durable) driven by foreign logs: one log alone\n"
+    "        (one fsync per request), then K logs at once (default 64, sharing group commits),\n"
+    "        N requests in all (default 20,000), against this machine's single durable LMDB\n"
+    "        commit; target >= 1,000/s.\n"
     "Scratch data goes under --dir (default: the system temp dir) and is removed afterwards.\n";
 
 int bench_memory(const Args& args) {
@@ -260,6 +267,7 @@ int run(const Args& args) {
   if (which == "audit-memory") return bench_audit_memory(args);
   if (which == "rebuild") return bench_rebuild(args);
   if (which == "serve") return bench_serve(args);
+  if (which == "witness") return bench_witness(args);
   return fail(usage_error("unknown bench '" + which + "'; see --help"));
 }
 
@@ -268,7 +276,7 @@ int run(const Args& args) {
 int cmd_bench(const std::vector<std::string>& argv) {
   return run_command(argv,
                      {{"json", false}, {"entries"}, {"memory-entries"}, {"memory-events"}, {"dir"}, {"keep"},
-                      {"ledger"}},
+                      {"ledger"}, {"requests"}, {"logs"}},
                      kUsage, run);
 }
 
