@@ -77,4 +77,56 @@ size_t utf8_length(std::string_view text) {
   return n;
 }
 
+namespace {
+
+// Code points at or above U+0080 that a terminal does not show as themselves: C1 controls,
+// those that reorder or break the text around them (bidirectional marks, embeddings,
+// overrides and isolates; line and paragraph separators), and the invisible ones (zero-width
+// spaces and joiners, word joiner, invisible operators, the byte order mark).
+bool is_hidden_code_point(uint32_t cp) {
+  return cp <= 0x9F || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+void append_hex_escape(std::string& out, const char* prefix, uint32_t value, int digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += prefix;
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) {
+    out.push_back(kHex[(value >> shift) & 15]);
+  }
+}
+
+}  // namespace
+
+std::string visible_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char b = bytes[i];
+    if (b >= 0x80) {
+      auto seq = decode_utf8_sequence(bytes + i, text.size() - i);
+      if (!seq) {
+        append_hex_escape(out, "\\x", b, 2);
+        ++i;
+      } else if (is_hidden_code_point(seq->code_point)) {
+        append_hex_escape(out, "\\u", seq->code_point, 4);
+        i += seq->length;
+      } else {
+        out.append(text.substr(i, seq->length));
+        i += seq->length;
+      }
+      continue;
+    }
+    if (b == '\n') out += "\\n";
+    else if (b == '\r') out += "\\r";
+    else if (b == '\t') out += "\\t";
+    else if (b < 0x20 || b == 0x7F) append_hex_escape(out, "\\x", b, 2);
+    else out.push_back(static_cast<char>(b));
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace evl

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace evl {
@@ -33,5 +34,11 @@ std::optional<Utf8Sequence> decode_utf8_sequence(const unsigned char* s, size_t 
 inline bool is_unicode_noncharacter(uint32_t cp) {
   return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
 }
+
+// Text from an input, fit to be quoted in a message on a terminal: valid UTF-8 stays as it
+// is, but control characters (C0, DEL, C1), bidirectional controls and line and paragraph
+// separators are written as \n, \r, \t or \u00XX-style escapes, and each byte that is not
+// UTF-8 as \xNN. Messages that quote what an input holds pass it through here.
+std::string visible_text(std::string_view text);
 
 }  // namespace evl
