@@ -18,6 +18,11 @@
 // - The whole read must end within ReadLimit::timeout. For regular files the deadline is
 //   checked between reads: a read() that a hung filesystem never returns is not interrupted.
 //
+// An input of any length that is consumed as it arrives (a catalog for `evledger import`) is read
+// through a FileStream: the same kinds of file are refused, no more than max_bytes are read in
+// all, and the deadline applies to each read (a pipe whose writer stalls, a hung filesystem),
+// not to the whole stream.
+//
 // This lives in events/, the lowest module, because keys/ (key files), ledger/ (tile layouts)
 // and tools/ (every command's input files) all read through it; it knows no format.
 //
@@ -31,6 +36,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -52,5 +59,40 @@ Result<std::string> read_file(const std::string& path, const ReadLimit& limit);
 Result<std::optional<std::string>> read_file_at(int dir_fd, const std::string& rel,
                                                 const std::string& shown,
                                                 const ReadLimit& limit);
+
+// One input read piece by piece. Thread safety: one thread at a time.
+class FileStream {
+ public:
+  // Opens the regular file `path`, or standard input for "-", under the rules above. Errors as
+  // read_file's, before any byte is read: a regular file larger than max_bytes is kRejected.
+  static Result<std::unique_ptr<FileStream>> open(const std::string& path,
+                                                  const ReadLimit& limit);
+  ~FileStream();  // closes the file; standard input stays open
+  FileStream(const FileStream&) = delete;
+  FileStream& operator=(const FileStream&) = delete;
+
+  // Up to `n` bytes into `buf`: how many were read, 0 at the end of the input. kIo with the
+  // system's reason, or when no data came within limit.timeout; kRejected once the input holds
+  // more than max_bytes. After an error the stream reads nothing more.
+  Result<size_t> read(char* buf, size_t n);
+
+  // The bytes a regular file holds (from standard input: what is left of a redirected file);
+  // nullopt for a pipe or a terminal.
+  std::optional<uint64_t> size() const { return size_; }
+  const std::string& name() const { return name_; }  // "<what> <path>", as messages say it
+
+ private:
+  FileStream(int fd, bool owned, bool stream, std::optional<uint64_t> size, std::string name,
+             const ReadLimit& limit);
+
+  int fd_;
+  bool owned_;   // closed by the destructor (not standard input)
+  bool stream_;  // a pipe or a terminal: wait for data with poll()
+  std::optional<uint64_t> size_;
+  std::string name_;
+  ReadLimit limit_;
+  uint64_t read_ = 0;
+  bool failed_ = false;
+};
 
 }  // namespace evl

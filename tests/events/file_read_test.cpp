@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "tests/support/test_support.h"
 
@@ -37,6 +38,7 @@ class PipeOnStdin {
   void write(const std::string& text) {
     REQUIRE(::write(fds_[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
   }
+  int writer_fd() const { return fds_[1]; }
   void close_writer() {
     if (fds_[1] >= 0) ::close(fds_[1]);
     fds_[1] = -1;
@@ -152,6 +154,86 @@ TEST_CASE("standard input that never ends fails at the deadline and names it",
   REQUIRE_FALSE(data);
   CHECK(data.error().code() == Code::kIo);
   CHECK_THAT(data.error().message(), Catch::Contains("within 0.05 s"));
+}
+
+// All of `stream`, read in pieces of at most `piece` bytes, or the first error.
+Result<std::string> read_stream(FileStream& stream, size_t piece) {
+  std::string all;
+  std::string buf(piece, '\0');
+  for (;;) {
+    auto n = stream.read(buf.data(), buf.size());
+    if (!n) return n.error();
+    if (*n == 0) return all;
+    all.append(buf, 0, *n);
+  }
+}
+
+TEST_CASE("a file stream reads a file piece by piece and refuses what a whole read refuses",
+          "[events][file_read]") {
+  test::TempDir dir;
+  write_bytes(dir.path() / "ten", 10);
+  auto stream = FileStream::open((dir.path() / "ten").string(), kTen);
+  REQUIRE_OK(stream);
+  CHECK((*stream)->size() == 10u);
+  CHECK((*stream)->name() == "test file " + (dir.path() / "ten").string());
+  auto all = read_stream(**stream, 3);
+  REQUIRE_OK(all);
+  CHECK(*all == std::string(10, 'x'));
+
+  write_bytes(dir.path() / "eleven", 11);
+  auto large = FileStream::open((dir.path() / "eleven").string(), kTen);
+  REQUIRE_FALSE(large);
+  CHECK(large.error().code() == Code::kRejected);
+  auto fifo = (dir.path() / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "zero");
+  for (const char* name : {"fifo", "zero", "none"}) {
+    INFO(name);
+    auto refused = FileStream::open((dir.path() / name).string(), kTen);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code() == Code::kIo);
+  }
+}
+
+TEST_CASE("a file stream from standard input counts every byte against its limit",
+          "[events][file_read]") {
+  PipeOnStdin in;
+  in.write("0123456789+");
+  auto stream = FileStream::open("-", kTen);
+  REQUIRE_OK(stream);
+  CHECK_FALSE((*stream)->size().has_value());
+  auto all = read_stream(**stream, 4);
+  REQUIRE_FALSE(all);
+  CHECK(all.error().code() == Code::kRejected);
+  CHECK_THAT(all.error().message(), Catch::Contains("standard input holds more than 10"));
+}
+
+TEST_CASE("a file stream's deadline is for each piece: a slow writer passes, a stalled one fails",
+          "[events][file_read]") {
+  PipeOnStdin in;
+  const ReadLimit limit{"test file", 100, std::chrono::milliseconds(400)};
+  auto stream = FileStream::open("-", limit);
+  REQUIRE_OK(stream);
+  // Four pieces 150 ms apart: longer than the deadline in all, each within it. The writer
+  // keeps its end open afterwards.
+  std::thread writer([fd = in.writer_fd()] {
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      if (::write(fd, "abc", 3) != 3) return;
+    }
+  });
+  std::string got;
+  Result<size_t> n = size_t{0};
+  char buf[16];
+  while (got.size() < 12 && (n = (*stream)->read(buf, sizeof buf)) && *n > 0) got.append(buf, *n);
+  writer.join();
+  INFO(n.status().message());
+  CHECK(got == "abcabcabcabc");
+  auto stalled = (*stream)->read(buf, sizeof buf);  // nothing more, with the writer open
+  REQUIRE_FALSE(stalled);
+  CHECK(stalled.error().code() == Code::kIo);
+  CHECK_THAT(stalled.error().message(),
+             Catch::Contains("no data came from test file from standard input within 0.4 s"));
 }
 
 }  // namespace
