@@ -5,6 +5,7 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -92,16 +93,28 @@ bool has_noncharacter(std::string_view s) {  // s is valid UTF-8
 
 class JsonBuilder : public YAML::EventHandler {
  public:
+  // Documents that start at or after `end` (the sentinel yaml_to_json appends) are not kept.
+  explicit JsonBuilder(size_t end) : end_(end) {}
+
   // The documents completed so far; the first problem stops the building.
   std::vector<Json> documents;
   std::optional<std::string> error;
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 starts a document again and again at a ',' outside a flow collection,
+    // without reading it: a document that starts where the last one did is that loop.
+    if (last_start_ == mark.pos) {
+      return fail(mark, "not valid YAML: a document cannot begin here (at a ',' outside "
+                        "'[ ]' or '{ }', for one)",
+                  "remove it");
+    }
+    last_start_ = mark.pos;
+    past_end_ = static_cast<size_t>(mark.pos) >= end_;
     stack_.clear();
     root_.reset();
   }
   void OnDocumentEnd() override {
-    if (error) return;
+    if (error || past_end_) return;
     documents.push_back(root_ ? std::move(*root_) : Json());
   }
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -166,7 +179,8 @@ class JsonBuilder : public YAML::EventHandler {
   void fail(const YAML::Mark& mark, const std::string& what, const std::string& fix) {
     if (error) return;
     error = "line " + std::to_string(mark.line + 1) + ", column " +
-            std::to_string(mark.column + 1) + ": " + what + (fix.empty() ? "" : "; " + fix);
+            std::to_string(mark.column + 1) + ": " + visible_text(what) +
+            (fix.empty() ? "" : "; " + fix);
   }
   bool check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) {
     if (error) return false;
@@ -189,7 +203,9 @@ class JsonBuilder : public YAML::EventHandler {
       return fail(mark, "a mapping key is a collection", "keys are plain strings");
     }
     if (static_cast<int>(stack_.size()) >= kMaxYamlDepth) {
-      return fail(mark, "nesting deeper than " + std::to_string(kMaxYamlDepth), "flatten it");
+      return fail(mark, "the YAML nests deeper than " + std::to_string(kMaxYamlDepth) +
+                            " levels (a manifest needs far fewer)",
+                  "flatten it");
     }
     stack_.push_back(Frame{std::move(value), mark, false, {}, {}});
   }
@@ -218,6 +234,9 @@ class JsonBuilder : public YAML::EventHandler {
 
   std::vector<Frame> stack_;
   std::optional<Json> root_;
+  std::optional<int> last_start_;  // the position of the last document start
+  size_t end_;
+  bool past_end_ = false;
 };
 
 Result<Json> number_from(const std::string& text) {
@@ -267,18 +286,81 @@ Result<Json> JsonBuilder::resolve(const std::string& tag, const std::string& tex
 }
 
 
+// The first byte that YAML 1.2 does not allow in a text (c-printable, §5.1), with its line and
+// column, as a message; empty when there is none. Invalid UTF-8 and control characters are
+// refused here rather than left to yaml-cpp, which reads a NUL as the end of the text and
+// quotes raw bytes in its messages.
+std::string unprintable_yaml(std::string_view text) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < text.size();) {
+    auto b = static_cast<unsigned char>(text[i]);
+    size_t length = 1;
+    std::string problem;
+    if (b >= 0x80) {
+      auto seq = decode_utf8_sequence(reinterpret_cast<const unsigned char*>(text.data()) + i,
+                                      text.size() - i);
+      if (!seq) {
+        problem = "byte " + visible_text(text.substr(i, 1)) + " is not UTF-8; re-encode the text "
+                  "as UTF-8";
+      } else if (seq->code_point >= 0x80 && seq->code_point <= 0x9F &&
+                 seq->code_point != 0x85) {
+        problem = "control character " + visible_text(text.substr(i, seq->length)) +
+                  " is not allowed in YAML text; remove it, or write it as an escape in a "
+                  "double-quoted string";
+      } else {
+        length = seq->length;
+      }
+    } else if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F) {
+      problem = (b == 0 ? std::string("a NUL byte (\\x00)")
+                        : "control character " + visible_text(text.substr(i, 1))) +
+                " is not allowed in YAML text; remove it, or write it as an escape in a "
+                "double-quoted string";
+    }
+    if (!problem.empty()) {
+      return "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + problem;
+    }
+    if (b == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += length;
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<Json>> yaml_to_json(const std::string& text) {
-  std::istringstream in(text);
-  JsonBuilder builder;
+  if (std::string bad = unprintable_yaml(text); !bad.empty()) return rejected(bad);
+  // yaml-cpp 0.7 takes a quoted scalar that is still open at a line break just before the end
+  // of its input as complete, so that a document cut off inside a string would pass. A final
+  // '...' line, which no quoted scalar may hold, makes that an error and changes nothing else.
+  std::string sentinel_text = text;
+  if (!sentinel_text.empty() && sentinel_text.back() != '\n') sentinel_text.push_back('\n');
+  const size_t end = sentinel_text.size();
+  const int last_line = static_cast<int>(std::count(text.begin(), text.end(), '\n')) +
+                        (text.empty() || text.back() == '\n' ? 0 : 1);
+  sentinel_text += "...\n";
+  std::istringstream in(sentinel_text);
+  JsonBuilder builder(end);
   try {
     YAML::Parser parser(in);
     while (!builder.error && parser.HandleNextDocument(builder)) {
     }
   } catch (const YAML::Exception& e) {
+    // The builder meets a problem as the parser reports each node, before yaml-cpp's own
+    // checks of the rest of the document (its depth guard at 500 levels says "bad file").
+    if (builder.error) return rejected(*builder.error);
+    if (static_cast<size_t>(e.mark.pos) >= end) {
+      return rejected("line " + std::to_string(std::max(last_line, 1)) +
+                      ", column 1: not valid YAML: the text ends inside a quoted string or a "
+                      "flow collection; close it");
+    }
     return rejected("line " + std::to_string(e.mark.line + 1) + ", column " +
-                    std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+                    std::to_string(e.mark.column + 1) + ": not valid YAML: " +
+                    visible_text(e.msg));
   }
   if (builder.error) return rejected(*builder.error);
   return std::move(builder.documents);

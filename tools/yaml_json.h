@@ -3,6 +3,10 @@
 // Scalars resolve to JSON types by the core schema; features with no JSON meaning (anchors
 // and aliases, merge keys, non-core tags, non-scalar or null keys), duplicate keys, .inf and
 // .nan, overflowing numbers and Unicode noncharacters are refused. Nesting is limited to 64.
+// Text that YAML does not allow unescaped (invalid UTF-8, control characters other than tab
+// and line breaks, C1 controls but U+0085) is refused before parsing, with its position.
+// Messages never carry the input's raw bytes: what they quote is shown by visible_text
+// (events/utf8.h).
 //
 // Thread safety: pure function.
 #pragma once

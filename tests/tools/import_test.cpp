@@ -9,10 +9,12 @@
 
 #include "events/jcs.h"
 #include "events/manifest_check.h"
+#include "events/utf8.h"
 #include "ledger/thread_pool.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/test_support.h"
 #include "tools/gen/sol_catalog.h"
+#include "tools/yaml_json.h"
 
 namespace evl::cli {
 namespace {
@@ -296,6 +298,80 @@ TEST_CASE("a bad YAML document is reported with its source line and the next one
              Catch::Contains("input: document 2: line 6, column 1: duplicate key \"kind\""));
   CHECK(docs[2].value->find("kind")->as_string() == "D");
   CHECK(docs[2].line == 8);
+}
+
+// ---- YAML that yaml-cpp mishandles: its own messages, never raw bytes --------------------
+
+// Whether a message is printable: valid UTF-8 without control characters.
+bool printable(const std::string& message) {
+  for (char c : message) {
+    if (static_cast<uint8_t>(c) < 0x20 || c == 0x7F) return false;
+  }
+  return visible_text(message) == message;
+}
+
+TEST_CASE("YAML nested deeper than the limit is refused for its nesting, not as a bad file",
+          "[import][reader][yaml]") {
+  std::string block;
+  std::string maps;
+  for (int i = 0; i < 600; ++i) {
+    block += std::string(i, ' ') + "k:\n";
+    maps += "{a: ";
+  }
+  maps += "1" + std::string(600, '}') + "\n";
+  for (const std::string& text : {"a: " + std::string(600, '[') + std::string(600, ']') + "\n",
+                                  maps, block}) {
+    auto docs = yaml_to_json(text);
+    REQUIRE_FALSE(docs.has_value());
+    CHECK_THAT(docs.error().message(),
+               Catch::EndsWith("the YAML nests deeper than 64 levels (a manifest needs far "
+                               "fewer); flatten it"));
+  }
+}
+
+TEST_CASE("messages about YAML show raw bytes and control characters escaped, never raw",
+          "[import][reader][yaml]") {
+  struct Case {
+    std::string yaml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"kind: \xFF\xFEx\n", "line 1, column 7: byte \\xff is not UTF-8; re-encode the text as UTF-8"},
+      {"kind: a\x1B[31mred\n", "line 1, column 8: control character \\x1b is not allowed"},
+      {std::string("a: 1\n\0\n", 7), "line 2, column 1: a NUL byte (\\x00) is not allowed"},
+      {"a: \xC2\x9B\n", "control character \\u009b is not allowed"},
+      {"\"\\e[31m\": 1\n\"\\e[31m\": 2\n", "duplicate key \"\\x1b[31m\""},
+      {"a: &\xE2\x80\xAEx 1\n", "an anchor (&\\u202ex) has no JSON meaning"},
+      {"a: !!null \"\\t\\r\"\n", "!!null \"\\t\\r\" is not null"},
+  };
+  for (const auto& c : cases) {
+    INFO(visible_text(c.yaml));
+    auto docs = yaml_to_json(c.yaml);
+    REQUIRE_FALSE(docs.has_value());
+    CHECK_THAT(docs.error().message(), Catch::Contains(c.message));
+    CHECK(printable(docs.error().message()));
+  }
+}
+
+TEST_CASE("a YAML document cut off inside a quoted string is refused, also at the end",
+          "[import][reader][yaml]") {
+  auto docs = read_all("---\nkind: A\nname: \"abc\n---\nkind: B\nname: 'de\n");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[0].status.message() ==
+        "input: document 1: line 3, column 1: not valid YAML: the text ends inside a quoted "
+        "string or a flow collection; close it");
+  CHECK_THAT(docs[1].status.message(), Catch::StartsWith("input: document 2: line 6"));
+}
+
+TEST_CASE("a stray ',' outside a flow collection is refused, not looped on",
+          "[import][reader][yaml]") {
+  for (const std::string text : {",\n", "- a\n,\n", "---\n~\n---\n, x\n"}) {
+    INFO(text);
+    auto docs = yaml_to_json(text);  // yaml-cpp 0.7 alone starts a document there forever
+    REQUIRE_FALSE(docs.has_value());
+    CHECK_THAT(docs.error().message(),
+               Catch::Contains("not valid YAML: a document cannot begin here"));
+  }
 }
 
 TEST_CASE("read_batch parses a batch on a pool and keeps the input order", "[import][reader]") {
