@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "events/utf8.h"
 #include "tools/commands.h"
 #include "tools/importer.h"
 #include "tools/ledger_cli.h"
@@ -30,9 +31,11 @@ constexpr const char* kUsage =
     "not the clock, so importing the same catalog again reports everything already present.\n"
     "\n"
     "Prints a summary (with --json: one JSON line per document, then {\"summary\": ...}).\n"
-    "Each rejected document is reported on standard error with the rule it breaks; the\n"
-    "others are imported. Exit status: 0 when nothing was rejected, 1 when some document\n"
-    "was, 2 usage, 3 when a SOURCE, the key or the ledger cannot be opened.\n";
+    "Each rejected document is reported on standard error with its line and the rule it\n"
+    "breaks (a line past 1 MiB, broken JSON or YAML, a JSON comment, a failed check); the\n"
+    "others are imported, whatever surrounds them: documents = added + present + rejected.\n"
+    "Exit status: 0 when nothing was rejected, 1 when some document was, 2 usage, 3 when a\n"
+    "SOURCE, the key or the ledger cannot be opened.\n";
 
 const char* status_name(ImportStatus status) {
   switch (status) {
@@ -89,13 +92,14 @@ int run(const Args& args) {
   callbacks.on_document = [&](const DocumentOutcome& o) {
     if (o.status == ImportStatus::kRejected) {
       if (tty) std::fputs("\r\033[K", stderr);
-      // One line per problem, each prefixed, so that grep finds every one.
+      // One line per problem, each prefixed, so that grep finds every one. A message may
+      // quote the document (its name, a key), so its control characters are made visible.
       size_t start = 0;
       while (start <= o.message.size()) {
         size_t end = o.message.find('\n', start);
         if (end == std::string::npos) end = o.message.size();
-        std::fprintf(stderr, "evledger: rejected: %.*s\n", static_cast<int>(end - start),
-                     o.message.data() + start);
+        std::string line = visible_text(std::string_view(o.message).substr(start, end - start));
+        std::fprintf(stderr, "evledger: rejected: %s\n", line.c_str());
         start = end + 1;
       }
     }
@@ -112,7 +116,7 @@ int run(const Args& args) {
     if (!status) {
       broken = true;
       if (tty) std::fputs("\r\033[K", stderr);
-      std::fprintf(stderr, "evledger: %s\n", status.message().c_str());
+      std::fprintf(stderr, "evledger: %s\n", visible_text(status.message()).c_str());
       if (status.code() == Code::kIo) return exit_code(status.code());
     }
     done_bytes += reader->size().value_or(reader->bytes_read());

@@ -1,8 +1,10 @@
 #include "tools/import_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -11,154 +13,30 @@
 #include "events/bytes.h"
 #include "events/utf8.h"
 #include "ledger/thread_pool.h"
+#include "tools/internal/import_text.h"
 
 namespace evl::cli {
+
+using namespace import_text;  // the byte-level pieces of this reader, and of it alone
+
 namespace {
 
-constexpr int kEof = -1;
-
-bool is_space(int c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-// Bytes of one input, with a pushback buffer, counting lines and bytes consumed.
-class CharSource {
- public:
-  explicit CharSource(std::istream& in) : buf_(in.rdbuf()) {}
-
-  int peek() {
-    if (pending_pos_ < pending_.size()) return static_cast<uint8_t>(pending_[pending_pos_]);
-    if (buf_ == nullptr) return kEof;
-    auto c = buf_->sgetc();
-    return c == std::char_traits<char>::eof() ? kEof : static_cast<uint8_t>(c);
-  }
-  int get() {
-    int c;
-    if (pending_pos_ < pending_.size()) {
-      c = static_cast<uint8_t>(pending_[pending_pos_++]);
-    } else {
-      if (buf_ == nullptr) return kEof;
-      auto r = buf_->sbumpc();
-      if (r == std::char_traits<char>::eof()) return kEof;
-      c = static_cast<uint8_t>(r);
-    }
-    ++bytes_;
-    if (c == '\n') ++line_;
-    return c;
-  }
-  // Puts text that was just read back in front of the input.
-  void unread(const std::string& text) {
-    pending_ = text + pending_.substr(pending_pos_);
-    pending_pos_ = 0;
-    bytes_ -= text.size();
-    for (char c : text) line_ -= c == '\n';
-  }
-  void skip_space() {
-    while (is_space(peek())) get();
-  }
-  // Reads up to and including '\n' (not stored); false at the end of input with nothing read.
-  // Bytes beyond `max` are consumed but not stored; `truncated` tells.
-  bool read_line(std::string& out, size_t max, bool& truncated) {
-    out.clear();
-    truncated = false;
-    int c = get();
-    if (c == kEof) return false;
-    for (; c != kEof && c != '\n'; c = get()) {
-      if (out.size() < max) out.push_back(static_cast<char>(c));
-      else truncated = true;
-    }
-    return true;
-  }
-  uint64_t line() const { return line_; }
-  uint64_t bytes() const { return bytes_; }
-
- private:
-  std::streambuf* buf_;
-  std::string pending_;
-  size_t pending_pos_ = 0;
-  uint64_t line_ = 1;
-  uint64_t bytes_ = 0;
-};
-
-// ---- JSON framing: finds where one value ends without parsing it -------------------------
-
-struct Framing {
-  int depth = 0;
-  bool in_string = false;
-  bool escape = false;
-
-  // Feeds one byte; true when a container or string value just closed at depth 0.
-  bool feed(int c) {
-    if (in_string) {
-      if (escape) escape = false;
-      else if (c == '\\') escape = true;
-      else if (c == '"') {
-        in_string = false;
-        return depth == 0;
-      }
-      return false;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') ++depth;
-    else if (c == '}' || c == ']') {
-      if (depth > 0) --depth;
-      return depth == 0;
-    }
-    return false;
-  }
-};
-
-// True when `line` holds exactly one complete JSON container (a JSONL line).
-bool is_whole_value(const std::string& line) {
-  Framing f;
-  size_t i = 0;
-  while (i < line.size() && is_space(static_cast<uint8_t>(line[i]))) ++i;
-  for (; i < line.size(); ++i) {
-    if (f.feed(static_cast<uint8_t>(line[i]))) {
-      for (++i; i < line.size(); ++i) {
-        if (!is_space(static_cast<uint8_t>(line[i]))) return false;
-      }
-      return true;
-    }
-  }
-  return false;
-}
-
-// Whether a line is a document marker "---"/"..." (followed by nothing, a space or a tab).
-bool is_marker(const std::string& line, const char* marker) {
-  if (line.compare(0, 3, marker) != 0) return false;
-  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
-}
-
-// Whether a line holds YAML content (not blank, not a comment, not a bare marker/directive).
-bool is_content_line(const std::string& line) {
-  size_t start = 0;
-  if (is_marker(line, "---")) start = 3;
-  else if (is_marker(line, "...") || (!line.empty() && line[0] == '%')) return false;
-  for (size_t i = start; i < line.size(); ++i) {
-    char c = line[i];
-    if (c == '#') return false;
-    if (!is_space(static_cast<uint8_t>(c))) return true;
-  }
-  return false;
-}
+// How far the form detector looks ahead (a few lines of a catalog, or one long first line).
+constexpr size_t kDetectLines = 9;
+constexpr size_t kDetectBytes = 2 * kMaxDocumentBytes + 2;
 
 // The text of one '---' document of a YAML stream.
 struct YamlChunk {
   std::string text;
   uint64_t text_line = 0;   // the source line of text's first line
   uint64_t first_line = 0;  // the source line of the first line with content
+  bool started = false;     // a '---' or content was read: a '---' or directive starts the next
   bool content = false;
   bool sequence = false;  // the first content line is a top-level "- " entry
   bool too_large = false;
 };
 
-// Whether a line is an entry of a top-level block sequence ("- ..." at column 0).
-bool is_sequence_entry(const std::string& line) {
-  if (line.empty() || line[0] != '-' || is_marker(line, "---")) return false;
-  return line.size() == 1 || line[1] == ' ' || line[1] == '\t' || line[1] == '\r';
-}
-
 }  // namespace
-
 
 const char* input_form_name(InputForm form) {
   switch (form) {
@@ -185,6 +63,22 @@ void SourceDocument::parse() {
 
 // ---- ManifestReader ------------------------------------------------------------------------
 
+namespace {
+
+// The lines of `ahead` after its first one.
+std::string_view after_first_line(std::string_view ahead) {
+  size_t nl = ahead.find('\n');
+  return nl == std::string_view::npos ? std::string_view() : ahead.substr(nl + 1);
+}
+
+// How a byte the reader did not expect is named in a message.
+std::string shown_byte(int c) {
+  if (c > ' ' && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
+  return visible_text(std::string(1, static_cast<char>(c)));
+}
+
+}  // namespace
+
 struct ManifestReader::Impl {
   std::string name;
   std::unique_ptr<std::istream> owned;
@@ -193,12 +87,23 @@ struct ManifestReader::Impl {
   std::unique_ptr<CharSource> chars;
   InputForm form = InputForm::kEmpty;
   bool started = false;
-  bool array_closed = false;
   uint64_t count = 0;
-  std::vector<SourceDocument> queued;  // YAML documents expanded from one '---' document
+  // Documents read before they are asked for: comments ahead of the first JSON value, and the
+  // documents of one YAML '---' document.
+  std::deque<SourceDocument> queued;
+  // Where a JSON array stands: before its first element, after a ',', after an element, after
+  // a ']', or after something refused to the end of its line (a broken element, a comment),
+  // which may have taken the ',' with it: there a ',' may come or not.
+  enum class ArrayAt : uint8_t { kElement, kAfterComma, kAfterElement, kClosed, kResume };
+  ArrayAt array_at = ArrayAt::kElement;
+  ArrayAt before_close = ArrayAt::kElement;  // kClosed: where the array stood before its ']'
+  uint64_t comma_line = 0;  // the line of the last ','
+  uint64_t close_line = 0;  // the line of the last ']'
+  // YAML: the first document, begun by a first line past the limit that detect() read past.
+  std::optional<YamlChunk> yaml_head;
 
   Result<bool> next_raw(SourceDocument& out);
-  void detect();
+  Status detect();
   SourceDocument make(uint64_t line) {
     SourceDocument d;
     d.index = ++count;
@@ -206,108 +111,268 @@ struct ManifestReader::Impl {
     d.where = name + " line " + std::to_string(line);
     return d;
   }
-  void scan_value(SourceDocument& doc);
+  // A document that is refused where it stands: `what` follows "<where>: document N ".
+  SourceDocument refused(uint64_t line, const std::string& what) {
+    SourceDocument d = make(line);
+    d.status = rejected(d.where + ": document " + std::to_string(d.index) + " " + what);
+    return d;
+  }
+  SourceDocument line_too_long(uint64_t line) {
+    SourceDocument d = make(line);
+    d.status = rejected(d.where + ": line longer than " + std::to_string(kMaxDocumentBytes) +
+                        " bytes; a manifest must fit in one ledger entry (64 KiB)");
+    return d;
+  }
+  void detect_after_long_line();
+  bool at_comment();
+  bool take_comment(SourceDocument& out);
+  bool scan_value(SourceDocument& doc, bool in_array);
+  std::string value_starts(int c, bool in_array);
   Result<bool> next_array(SourceDocument& out);
   Result<bool> next_line(SourceDocument& out);
   Result<bool> next_value(SourceDocument& out);
   Result<bool> next_yaml(SourceDocument& out);
+  bool ends_yaml_chunk(const YamlChunk& chunk);
   void convert_yaml(const YamlChunk& chunk);
 };
 
-void ManifestReader::Impl::detect() {
+Status ManifestReader::Impl::detect() {
   started = true;
-  if (chars->peek() == 0xEF) {  // a UTF-8 byte order mark, which RFC 8259 lets a reader skip
-    std::string bom;
-    for (int i = 0; i < 3 && chars->peek() != kEof; ++i) bom.push_back(static_cast<char>(chars->get()));
-    if (bom != "\xEF\xBB\xBF") chars->unread(bom);
+  std::string_view head = chars->peek_line(4);
+  if (starts_with(head, kBom)) {  // a UTF-8 byte order mark, which RFC 8259 lets a reader skip
+    for (size_t i = 0; i < kBom.size(); ++i) chars->get();
+  } else if (starts_with(head, "\xFF\xFE") || starts_with(head, "\xFE\xFF") ||
+             starts_with(head, std::string_view("\0\0\xFE\xFF", 4))) {
+    return rejected(name + ": the text starts with the byte order mark of UTF-16 or UTF-32 (" +
+                    visible_text(head.substr(0, 2)) + "); a catalog is UTF-8: convert it, e.g. "
+                    "with iconv -f UTF-16 -t UTF-8");
   }
-  chars->skip_space();
-  int c = chars->peek();
+  // Blank lines and JSON comments go; a YAML document keeps its first line's indentation.
+  int c;
+  while (true) {
+    chars->skip_blank_lines();
+    c = chars->content_byte();
+    if (c != '/' || !at_comment()) break;
+    chars->skip_blanks();
+    SourceDocument comment;
+    take_comment(comment);
+    queued.push_back(std::move(comment));
+  }
+  if (c == '{' || c == '[') chars->skip_blanks();
   if (c == kEof) {
-    form = InputForm::kEmpty;
-  } else if (c == '[') {
-    form = InputForm::kJsonArray;
-    chars->get();
+    form = queued.empty() ? InputForm::kEmpty : InputForm::kJson;
   } else if (c == '{') {
-    std::string first;
-    bool truncated;
-    uint64_t before = chars->bytes();
-    chars->read_line(first, kMaxDocumentBytes, truncated);
-    bool whole = !truncated && is_whole_value(first);
-    bool newline = chars->bytes() - before > first.size();
-    chars->unread(newline && !truncated ? first + "\n" : first);
-    // A first line past the document limit cannot be pushed back whole: read it as a JSONL
-    // line, which then fails on its own without taking the rest of the input with it.
-    form = whole || truncated ? InputForm::kJsonLines : InputForm::kJson;
+    // A first line past the document limit is a JSONL line, which fails on its own without
+    // taking the rest of the input with it.
+    bool jsonl = chars->line_longer_than(kMaxDocumentBytes) ||
+                 is_whole_value(chars->peek_line(kMaxDocumentBytes + 2));
+    form = jsonl ? InputForm::kJsonLines : InputForm::kJson;
+  } else if (c != '[' && chars->line_longer_than(kMaxDocumentBytes)) {
+    detect_after_long_line();
   } else {
-    form = InputForm::kYaml;
+    bool at_end = false;
+    std::string_view ahead = chars->look_ahead(kDetectBytes, kDetectLines, &at_end);
+    if (looks_like_json_lines(after_first_line(ahead), at_end, c == '[')) {
+      form = InputForm::kJsonLines;
+    } else if (c == '[') {
+      form = InputForm::kJsonArray;
+      chars->get();
+    } else if (!queued.empty()) {
+      form = InputForm::kJson;  // after JSON comments, a value that is not one: refused alone
+    } else {
+      form = InputForm::kYaml;
+    }
   }
+  return Status::ok();
 }
 
-// Reads one JSON value's text into doc.json_text (the input is at its first byte).
-void ManifestReader::Impl::scan_value(SourceDocument& doc) {
+// A first line past the document limit is refused in every form, but a JSON lines file must not
+// lose the lines after it to a YAML document: the line is read past (never held), and the lines
+// after it tell the form. In YAML it is the start of a document too large, which goes on to the
+// next '---'; otherwise it is a document of its own.
+void ManifestReader::Impl::detect_after_long_line() {
+  const uint64_t at = chars->line();
+  const bool sequence = is_sequence_entry(chars->peek_line(8));
+  chars->skip_line();
+  bool at_end = false;
+  std::string_view ahead = chars->look_ahead(kDetectBytes, kDetectLines, &at_end);
+  const bool jsonl = looks_like_json_lines(ahead, at_end, false);
+  if (jsonl || !queued.empty()) {  // after JSON comments, as in detect(): JSON values
+    form = jsonl ? InputForm::kJsonLines : InputForm::kJson;
+    queued.push_back(line_too_long(at));
+    return;
+  }
+  form = InputForm::kYaml;
+  YamlChunk head;
+  head.text_line = head.first_line = at;
+  head.started = head.content = head.too_large = true;
+  head.sequence = sequence;
+  yaml_head = std::move(head);
+}
+
+// Whether the rest of the line, after its blanks, starts with "//" or "/*".
+bool ManifestReader::Impl::at_comment() {
+  std::string_view line = chars->peek_line(4096);
+  line.remove_prefix(std::min(line.size(), line.find_first_not_of(" \t")));
+  return starts_with(line, "//") || starts_with(line, "/*");
+}
+
+// Comments are not JSON: one at a document boundary is refused as a document of its own. It
+// ends at its "*/" on the same line, or else with the line, so that an unclosed "/*" takes
+// nothing beyond its line with it.
+bool ManifestReader::Impl::take_comment(SourceDocument& out) {
+  if (chars->peek() != '/') return false;
+  std::string_view line = chars->peek_line(kMaxDocumentBytes);
+  if (line.size() < 2 || (line[1] != '/' && line[1] != '*')) return false;
+  size_t close = line[1] == '*' ? line.find("*/", 2) : std::string_view::npos;
+  out = refused(chars->line(), "is a " + std::string(line.substr(0, 2)) +
+                                   " comment; JSON has no comments: remove it (in a YAML "
+                                   "catalog, comments start with '#')");
+  if (close == std::string_view::npos) {
+    chars->skip_line();
+  } else {
+    for (size_t i = 0; i < close + 2; ++i) chars->get();
+  }
+  return true;
+}
+
+// When a value still open at the first content byte `c` of a later line, no more indented than
+// the line where it started, meets the start of another: a '{', or, in an array, a line that
+// is just ']'. Then the value is cut off there, and the other read on its own. (A valid
+// manifest laid out by any JSON printer never has either.) Returns why, or "" to go on.
+std::string ManifestReader::Impl::value_starts(int c, bool in_array) {
+  std::string line = std::to_string(chars->line());
+  if (c == '{') return "is not closed before line " + line + ", where another value starts";
+  if (c != ']' || !in_array) return {};
+  std::string_view rest = chars->peek_line(64);
+  if (rest.find_first_not_of(" \t\r\n", 1) != std::string_view::npos) return {};
+  return "is not closed before line " + line + ", where the JSON array closes";
+}
+
+// Reads one JSON value's text into doc.json_text (the input is at its first byte). A string
+// never spans lines: at a line's end inside one, the value is broken and ends there; so it is
+// when another value starts while it is open (value_starts). Returns false for a broken value:
+// the reader then goes on without expecting a separator, which was lost with it.
+bool ManifestReader::Impl::scan_value(SourceDocument& doc, bool in_array) {
   Framing f;
   bool too_large = false;
-  int first = chars->peek();
-  bool container = first == '{' || first == '[' || first == '"';
+  const uint64_t start_line = chars->line();
+  const size_t start_indent = chars->indent();
+  const int first = chars->peek();
+  const bool container = first == '{' || first == '[' || first == '"';
+  std::string cut;  // why the value ends before it closes
   while (true) {
     int c = chars->peek();
     if (c == kEof) break;
+    if (f.depth > 0 && chars->line() != start_line && chars->at_line_content() && !is_space(c) &&
+        chars->indent() <= start_indent) {
+      cut = value_starts(c, in_array);
+      if (!cut.empty()) break;
+    }
     if (!container && !f.in_string && f.depth == 0 &&
         (is_space(c) || c == ',' || c == ']' || c == '}') && !doc.json_text.empty()) {
       break;
     }
     chars->get();
+    if (c == '\n' && f.in_string) {
+      cut = "is cut off: a string is still open at the end of line " +
+            std::to_string(chars->line() - 1) + " (a JSON string cannot span lines)";
+      break;
+    }
     if (doc.json_text.size() < kMaxDocumentBytes) doc.json_text.push_back(static_cast<char>(c));
     else too_large = true;
     if (f.feed(c) && container) break;
   }
-  if (f.depth > 0 || f.in_string) {
-    doc.status = rejected(doc.where + ": document " + std::to_string(doc.index) +
+  std::string index = std::to_string(doc.index);
+  if (!cut.empty()) {
+    doc.status = rejected(doc.where + ": document " + index + " " + cut + "; complete it");
+  } else if (f.depth > 0 || f.in_string) {
+    doc.status = rejected(doc.where + ": document " + index +
                           " ends with the input, inside a JSON value; complete it");
   } else if (too_large) {
-    doc.status = rejected(doc.where + ": document " + std::to_string(doc.index) +
-                          " is larger than " + std::to_string(kMaxDocumentBytes) +
+    doc.status = rejected(doc.where + ": document " + index + " is larger than " +
+                          std::to_string(kMaxDocumentBytes) +
                           " bytes; a manifest must fit in one ledger entry (64 KiB)");
   }
   if (!doc.status.is_ok()) doc.json_text.clear();
+  return cut.empty();
 }
 
+// Every element is accounted for: a broken element, a missing or stray separator, a stray ']'
+// is refused as a document where it stands, and reading goes on after it. Arrays may follow
+// one another. Only the end of the input inside the array ends it with an error.
 Result<bool> ManifestReader::Impl::next_array(SourceDocument& out) {
-  if (array_closed) {
+  while (true) {
     chars->skip_space();
-    if (chars->peek() == kEof) return false;
-    return rejected(name + " line " + std::to_string(chars->line()) +
-                    ": text after the closing ']' of the JSON array; remove it");
-  }
-  chars->skip_space();
-  if (count > 0) {
-    int c = chars->get();
+    if (take_comment(out)) {
+      // A comment is refused in an element's place: a ',' before or after it is its own.
+      ArrayAt& at_comment = array_at == ArrayAt::kClosed ? before_close : array_at;
+      if (at_comment != ArrayAt::kElement) at_comment = ArrayAt::kResume;
+      return true;
+    }
+    const int c = chars->peek();
+    const uint64_t at = chars->line();
+    if (array_at == ArrayAt::kClosed) {
+      // The ']' closed the array if nothing but blanks and comments, then the end of the
+      // input or another array on a line of its own, follow it; otherwise it was a stray, and
+      // the array goes on.
+      if (c != kEof && (c != '[' || at == close_line)) {
+        out = refused(close_line, "is a ']' inside the JSON array: more follows on line " +
+                                      std::to_string(at) + "; remove it");
+        // Refused in an element's place, like a comment: a ',' next to it is its own.
+        array_at = before_close == ArrayAt::kElement ? ArrayAt::kElement : ArrayAt::kResume;
+        return true;
+      }
+      if (before_close == ArrayAt::kAfterComma) {
+        before_close = ArrayAt::kElement;
+        out = make(comma_line);
+        out.status = rejected(out.where + ": element " + std::to_string(out.index) +
+                              " of the JSON array is empty (a stray ',' before the ']'); "
+                              "remove it");
+        return true;
+      }
+      if (c == kEof) return false;
+      chars->get();
+      array_at = ArrayAt::kElement;
+      continue;
+    }
+    if (c == kEof) {
+      return rejected(name + " line " + std::to_string(at) +
+                      ": the JSON array is not closed; every element before this line was "
+                      "read: add the closing ']'");
+    }
     if (c == ']') {
-      array_closed = true;
-      return next_array(out);
+      chars->get();
+      close_line = at;
+      before_close = array_at;
+      array_at = ArrayAt::kClosed;
+      continue;
     }
-    if (c != ',') {
-      return rejected(name + " line " + std::to_string(chars->line()) +
-                      (c == kEof ? std::string(": the JSON array is not closed")
-                                 : ": expected ',' or ']' after element " + std::to_string(count)) +
-                      "; the elements before it were read, the rest of this input is skipped");
+    if (c == ',' && (array_at == ArrayAt::kAfterElement || array_at == ArrayAt::kResume)) {
+      comma_line = at;
+      chars->get();
+      array_at = ArrayAt::kAfterComma;
+      continue;
     }
-    chars->skip_space();
-  } else if (chars->peek() == ']') {
-    chars->get();
-    array_closed = true;
-    return next_array(out);
-  }
-  out = make(chars->line());
-  if (chars->peek() == ']' || chars->peek() == ',') {
-    out.status = rejected(out.where + ": element " + std::to_string(out.index) +
-                          " of the JSON array is empty (a stray ','); remove it");
+    if (array_at == ArrayAt::kAfterElement) {
+      out = refused(at, "is the rest of line " + std::to_string(at) + ", where ',' or ']' "
+                        "should follow document " + std::to_string(count) + " but " +
+                        shown_byte(c) + " does; separate the elements with ','");
+      chars->skip_line();
+      array_at = ArrayAt::kResume;
+      return true;
+    }
+    if (c == ',') {  // a ',' where an element should be
+      out = make(at);
+      out.status = rejected(out.where + ": element " + std::to_string(out.index) +
+                            " of the JSON array is empty (a stray ','); remove it");
+      array_at = ArrayAt::kAfterElement;
+      return true;
+    }
+    out = make(at);
+    array_at = scan_value(out, true) ? ArrayAt::kAfterElement : ArrayAt::kResume;
     return true;
   }
-  if (chars->peek() == kEof) return rejected(name + ": the JSON array is not closed");
-  scan_value(out);
-  return true;
 }
 
 Result<bool> ManifestReader::Impl::next_line(SourceDocument& out) {
@@ -316,15 +381,13 @@ Result<bool> ManifestReader::Impl::next_line(SourceDocument& out) {
   while (true) {
     uint64_t at = chars->line();
     if (!chars->read_line(line, kMaxDocumentBytes, truncated)) return false;
-    bool blank = true;
-    for (char c : line) blank = blank && is_space(static_cast<uint8_t>(c));
-    if (blank) continue;
-    out = make(at);
+    // A byte order mark starts each file of a `cat a.jsonl b.jsonl`: each line is a JSON text.
+    if (starts_with(line, kBom)) line.erase(0, kBom.size());
+    if (line.find_first_not_of(" \t\r") == std::string::npos && !truncated) continue;
     if (truncated) {
-      out.status = rejected(out.where + ": line longer than " +
-                            std::to_string(kMaxDocumentBytes) +
-                            " bytes; a manifest must fit in one ledger entry (64 KiB)");
+      out = line_too_long(at);
     } else {
+      out = make(at);
       out.json_text = std::move(line);
     }
     return true;
@@ -333,9 +396,10 @@ Result<bool> ManifestReader::Impl::next_line(SourceDocument& out) {
 
 Result<bool> ManifestReader::Impl::next_value(SourceDocument& out) {
   chars->skip_space();
+  if (take_comment(out)) return true;
   if (chars->peek() == kEof) return false;
   out = make(chars->line());
-  scan_value(out);
+  scan_value(out, false);
   return true;
 }
 
@@ -361,9 +425,10 @@ void ManifestReader::Impl::convert_yaml(const YamlChunk& chunk) {
     queued.push_back(std::move(base));
     return;
   }
+  // The chunk has content, so even a null is a document (refused as a manifest), never
+  // dropped.
   bool first = true;
   for (auto& doc : *docs) {
-    if (doc.is_null()) continue;  // an empty document
     std::vector<Json> items;
     if (doc.is_array()) items = std::move(doc.as_array());
     else items.push_back(std::move(doc));
@@ -374,39 +439,51 @@ void ManifestReader::Impl::convert_yaml(const YamlChunk& chunk) {
       queued.push_back(std::move(d));
     }
   }
-  if (first) --count;  // nothing but empty documents: base was never used
+  if (first) --count;  // an empty list: base was never used
+}
+
+// Whether the next line starts another document of the YAML stream (a '---' or a directive
+// once this one has begun, or the next entry of a top-level sequence) or ends this one ('...',
+// consumed). Looks at the line without consuming it.
+bool ManifestReader::Impl::ends_yaml_chunk(const YamlChunk& chunk) {
+  int c = chars->peek();
+  if (c != '-' && c != '.' && c != '%' && c != 0xEF) return false;
+  std::string_view head = chars->peek_line(8);
+  if (starts_with(head, kBom)) head.remove_prefix(kBom.size());
+  if (is_marker(head, "---") || starts_with(head, "%") ||
+      (chunk.sequence && is_sequence_entry(head))) {
+    return true;
+  }
+  if (!is_marker(head, "...")) return false;
+  chars->skip_line();
+  return true;
 }
 
 Result<bool> ManifestReader::Impl::next_yaml(SourceDocument& out) {
   while (queued.empty()) {
     YamlChunk chunk;
     chunk.text_line = chars->line();
+    if (yaml_head) {
+      chunk = std::move(*yaml_head);
+      yaml_head.reset();
+    }
     std::string line;
     bool truncated;
     bool ended = false;
-    while (true) {
+    while (!(chunk.started && ends_yaml_chunk(chunk))) {
       uint64_t at = chars->line();
-      int c = chars->peek();
-      if (chunk.content && (c == '-' || c == '.' || c == '%')) {
-        // A new document starts at a '---' or directive line; '...' ends this one. Each
-        // entry of a top-level sequence is read as a document of its own, so that a long
-        // YAML list of manifests streams like a JSON array.
-        if (!chars->read_line(line, kMaxDocumentBytes, truncated)) break;
-        if (is_marker(line, "---") || line[0] == '%' ||
-            (chunk.sequence && is_sequence_entry(line))) {
-          chars->unread(line + "\n");
-          break;
-        }
-        if (is_marker(line, "...")) break;
-      } else if (!chars->read_line(line, kMaxDocumentBytes, truncated)) {
+      if (!chars->read_line(line, kMaxDocumentBytes, truncated)) {
         ended = true;
         break;
       }
+      // YAML allows a byte order mark at the start of every document of a stream.
+      if (!chunk.content && starts_with(line, kBom)) line.erase(0, kBom.size());
       if (!chunk.content) {
         chunk.first_line = at;
         chunk.content = is_content_line(line);
         chunk.sequence = chunk.content && is_sequence_entry(line);
       }
+      chunk.started = chunk.started || chunk.content || is_marker(line, "---");
       if (truncated || chunk.text.size() + line.size() + 1 > kMaxDocumentBytes) {
         chunk.too_large = true;
       }
@@ -419,15 +496,20 @@ Result<bool> ManifestReader::Impl::next_yaml(SourceDocument& out) {
     if (ended && queued.empty()) return false;
   }
   out = std::move(queued.front());
-  queued.erase(queued.begin());
+  queued.pop_front();
   return true;
 }
 
 Result<bool> ManifestReader::Impl::next_raw(SourceDocument& out) {
   // libstdc++'s filebuf throws when the file cannot be read (EIO, EISDIR).
   try {
-    if (!started) detect();
+    if (!started) EVL_RETURN_IF_ERROR(detect());
     if (in != nullptr && in->bad()) return io_error("cannot read " + name);
+    if (!queued.empty()) {
+      out = std::move(queued.front());
+      queued.pop_front();
+      return true;
+    }
     switch (form) {
       case InputForm::kEmpty: return false;
       case InputForm::kJsonArray: return next_array(out);
@@ -466,7 +548,7 @@ std::unique_ptr<ManifestReader> ManifestReader::from_stream(std::istream& in, st
   auto impl = std::make_unique<Impl>();
   impl->name = std::move(name);
   impl->in = &in;
-  impl->chars = std::make_unique<CharSource>(in);
+  impl->chars = std::make_unique<CharSource>(in.rdbuf());
   return std::unique_ptr<ManifestReader>(new ManifestReader(std::move(impl)));
 }
 

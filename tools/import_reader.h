@@ -4,7 +4,9 @@
 // ManifestReader reads one SOURCE (a file, or standard input) in any of these forms, told
 // apart by content, never by the file name:
 //   json-array  a JSON array of manifests (first non-blank byte '[')
-//   json-lines  JSONL: one manifest per line (first byte '{' and the first line is a whole value)
+//   json-lines  JSONL: one manifest per line (first byte '{' and the first line is a whole value
+//               or past the limit; or, after a broken first line, one of the next 8 lines is a
+//               whole JSON object)
 //   json        one JSON value, or several one after another, each spanning lines ('{' otherwise)
 //   yaml        YAML documents separated by '---' (anything else; so a YAML document written
 //               in flow style, starting with '{' or '[', is read as JSON: start it with '---').
@@ -20,9 +22,10 @@
 // Inputs are streamed: the reader holds one document at a time (plus, for YAML, the text of
 // one '---' document), so catalogs of any length take bounded memory. A document that cannot
 // be read (bad JSON on one JSONL line, bad YAML in one '---' document, an array element that
-// does not parse) is reported as that document's error and reading goes on; only a broken
-// outer structure (a JSON array missing its ',') or an I/O failure ends a source early.
-// Every document is limited to kMaxDocumentBytes of text.
+// does not parse or is cut off, a JSON comment, a line past the limit) is reported as that
+// document's error, at its own line, and reading goes on after it: once the form is told, a
+// valid document is read whatever its neighbours hold. Only an I/O failure, or the end of the input inside a JSON array, ends
+// a source early. Every document is limited to kMaxDocumentBytes of text.
 //
 // Thread safety: a ManifestReader is used by one thread at a time.
 #pragma once

@@ -92,16 +92,22 @@ TEST_CASE("a bad element of a JSON array is reported alone and the rest is read"
   CHECK(metadata_name(docs[3]) == "d");
 }
 
-TEST_CASE("a JSON array with a broken separator ends with what came before",
+TEST_CASE("a JSON array with a broken separator refuses the rest of that line and reads on",
           "[import][reader]") {
   Status end;
-  auto docs = read_all("[" + project("a") + " " + project("b") + "]", nullptr, &end);
-  REQUIRE(docs.size() == 1);
+  auto docs = read_all("[" + project("a") + " " + project("b") + ",\n" + project("c") + "]",
+                       nullptr, &end);
+  REQUIRE(docs.size() == 3);
   CHECK(metadata_name(docs[0]) == "a");
-  CHECK_THAT(end.message(), Catch::Contains("expected ',' or ']' after element 1"));
+  CHECK_THAT(docs[1].status.message(),
+             Catch::StartsWith("input line 1: document 2 is the rest of line 1, where ',' or ']' "
+                               "should follow document 1 but '{' does"));
+  CHECK(metadata_name(docs[2]) == "c");
+  CHECK(docs[2].line == 2);
+  CHECK(end.is_ok());
   Status unclosed;
   CHECK(read_all("[" + project("a") + ",", nullptr, &unclosed).size() == 1);
-  CHECK_THAT(unclosed.message(), Catch::Contains("not closed"));
+  CHECK_THAT(unclosed.message(), Catch::Contains("the JSON array is not closed"));
 }
 
 TEST_CASE("a JSONL stream with a bad line in the middle reads every other line",
@@ -300,6 +306,197 @@ TEST_CASE("a bad YAML document is reported with its source line and the next one
   CHECK(docs[2].line == 8);
 }
 
+// ---- hostile inputs: every document keeps its place and its line --------------------------
+
+TEST_CASE("a JSONL line past the size limit is refused alone with its own line, also the first",
+          "[import][reader]") {
+  const std::string big = "{\"x\": \"" + std::string(3 * kMaxDocumentBytes, 'a') + "\"}";
+  const std::string fits = "{\"x\":\"" + std::string(kMaxDocumentBytes - 8, 'a') + "\"}";
+  REQUIRE(fits.size() == kMaxDocumentBytes);
+  for (const std::string end : {"\n", "\r\n"}) {
+    INFO("line end " << visible_text(end));
+    // The last line has no line end.
+    std::string text = big + end + project("b") + end + fits + end + big + end + project("e");
+    InputForm form;
+    auto docs = read_all(text, &form);
+    CHECK(form == InputForm::kJsonLines);
+    REQUIRE(docs.size() == 5);
+    for (size_t i = 0; i < docs.size(); ++i) CHECK(docs[i].line == i + 1);
+    CHECK(docs[0].status.message() ==
+          "input line 1: line longer than 1048576 bytes; a manifest must fit in one ledger "
+          "entry (64 KiB)");
+    CHECK(metadata_name(docs[1]) == "b");
+    CHECK(docs[2].status.is_ok());  // exactly the limit: read (and later refused for its size)
+    CHECK_THAT(docs[3].status.message(), Catch::StartsWith("input line 4: line longer than"));
+    CHECK(metadata_name(docs[4]) == "e");
+  }
+}
+
+TEST_CASE("a first line past the size limit that is not JSON costs JSON lines only itself",
+          "[import][reader]") {
+  // Longer than the detector's lookahead too (2 MiB): the lines after it still tell the form.
+  const std::string garbage(3 * kMaxDocumentBytes, 'g');
+  InputForm form;
+  auto docs = read_all(garbage + "\n" + project("a") + "\n" + project("b") + "\n", &form);
+  CHECK(form == InputForm::kJsonLines);
+  REQUIRE(docs.size() == 3);
+  CHECK(docs[0].status.message() ==
+        "input line 1: line longer than 1048576 bytes; a manifest must fit in one ledger "
+        "entry (64 KiB)");
+  CHECK(metadata_name(docs[1]) == "a");
+  CHECK(docs[2].line == 3);
+  CHECK(metadata_name(docs[2]) == "b");
+
+  // In YAML the line begins a document too large, which ends at the next '---'.
+  docs = read_all("k: " + garbage + "\nmore: 1\n---\nkind: B\n", &form);
+  CHECK(form == InputForm::kYaml);
+  REQUIRE(docs.size() == 2);
+  CHECK_THAT(docs[0].status.message(),
+             Catch::StartsWith("input line 1: YAML document larger than 1048576 bytes"));
+  CHECK(docs[1].line == 4);
+  CHECK(docs[1].value->find("kind")->as_string() == "B");
+  // ... or at the next entry of a top-level sequence it starts.
+  docs = read_all("- " + garbage + "\n- kind: B\n", &form);
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[1].line == 2);
+  CHECK(docs[1].value->find("kind")->as_string() == "B");
+}
+
+TEST_CASE("a JSON lines file whose first line is broken is still read as JSON lines",
+          "[import][reader]") {
+  for (const std::string first : {"garbage: not a manifest", "[{\"kind\": ", "# a header",
+                                  "\"apiVersion"}) {
+    INFO(first);
+    InputForm form;
+    auto docs = read_all(first + "\n" + project("a") + "\n\n" + project("b") + "\n", &form);
+    CHECK(form == InputForm::kJsonLines);
+    REQUIRE(docs.size() == 3);
+    CHECK_THAT(docs[0].status.message(), Catch::StartsWith("input line 1: document 1 is not "
+                                                           "valid JSON"));
+    CHECK(metadata_name(docs[1]) == "a");
+    CHECK(docs[2].line == 4);
+    CHECK(metadata_name(docs[2]) == "b");
+  }
+  // A byte order mark at the start of a later line (`cat a.jsonl b.jsonl`) is skipped.
+  auto docs = read_all(project("a") + "\n\xEF\xBB\xBF" + project("b") + "\n");
+  REQUIRE(docs.size() == 2);
+  CHECK(metadata_name(docs[1]) == "b");
+}
+
+TEST_CASE("a JSON comment is refused as itself and the JSON around it is read",
+          "[import][reader]") {
+  InputForm form;
+  auto docs = read_all("// the catalog\n" + project("a") + "\n" + project("b") + "\n", &form);
+  CHECK(form == InputForm::kJsonLines);
+  REQUIRE(docs.size() == 3);
+  CHECK(docs[0].status.message() ==
+        "input line 1: document 1 is a // comment; JSON has no comments: remove it (in a YAML "
+        "catalog, comments start with '#')");
+  CHECK(metadata_name(docs[1]) == "a");
+  CHECK(metadata_name(docs[2]) == "b");
+
+  docs = read_all("[\n/* first */ " + project("a") + ", // \"a quote\n" + project("b") +
+                      "\n/* not closed\n]\n",
+                  &form);
+  CHECK(form == InputForm::kJsonArray);
+  REQUIRE(docs.size() == 5);
+  CHECK_THAT(docs[0].status.message(), Catch::Contains("document 1 is a /* comment"));
+  CHECK(metadata_name(docs[1]) == "a");
+  CHECK_THAT(docs[2].status.message(), Catch::StartsWith("input line 2: document 3 is a //"));
+  CHECK(metadata_name(docs[3]) == "b");
+  CHECK_THAT(docs[4].status.message(), Catch::StartsWith("input line 4: document 5 is a /*"));
+
+  docs = read_all("{\n  \"a\": 1 // one\n}\n/* two */\n{\n  \"b\": 2\n}\n", &form);
+  CHECK(form == InputForm::kJson);
+  REQUIRE(docs.size() == 3);
+  CHECK_THAT(docs[0].status.message(), Catch::Contains("remove the comment (JSON has none)"));
+  CHECK_THAT(docs[1].status.message(), Catch::StartsWith("input line 4: document 2 is a /*"));
+  CHECK(docs[2].value->find("b") != nullptr);
+}
+
+TEST_CASE("a JSON array element cut off costs only itself and the array reads on",
+          "[import][reader]") {
+  const std::string a = project("a"), b = project("b"), c = project("c");
+  Status end;
+  // Cut in a string, cut between members (the next line starts another element), cut before
+  // the closing ']'.
+  auto docs = read_all("[\n" + a.substr(0, 30) + "\n" + b + ",\n" + a.substr(0, 66) + ",\n" + c +
+                           ",\n" + a.substr(0, 66) + "\n]\n",
+                       nullptr, &end);
+  CHECK(end.is_ok());
+  REQUIRE(docs.size() == 5);
+  CHECK(docs[0].status.message() ==
+        "input line 2: document 1 is cut off: a string is still open at the end of line 2 (a "
+        "JSON string cannot span lines); complete it");
+  CHECK(metadata_name(docs[1]) == "b");
+  CHECK(docs[2].status.message() ==
+        "input line 4: document 3 is not closed before line 5, where another value starts; "
+        "complete it");
+  CHECK(metadata_name(docs[3]) == "c");
+  CHECK(docs[3].line == 5);
+  CHECK_THAT(docs[4].status.message(),
+             Catch::EndsWith("is not closed before line 7, where the JSON array closes; "
+                             "complete it"));
+
+  // A stray ']' or ',' is refused where it stands; arrays may follow one another.
+  docs = read_all("[\n" + a + ",\n],\n" + b + "]\n[" + c + "]\n", nullptr, &end);
+  CHECK(end.is_ok());
+  REQUIRE(docs.size() == 4);
+  CHECK(metadata_name(docs[0]) == "a");
+  CHECK(docs[1].status.message() ==
+        "input line 3: document 2 is a ']' inside the JSON array: more follows on line 3; "
+        "remove it");
+  CHECK(metadata_name(docs[2]) == "b");
+  CHECK(metadata_name(docs[3]) == "c");
+
+  // JSON values one after another: a value cut off in a string ends with its line.
+  docs = read_all("{\n  \"a\": \"x\n}\n" + b + "\n");
+  REQUIRE(docs.size() == 3);
+  CHECK_THAT(docs[0].status.message(), Catch::Contains("a string is still open at the end"));
+  CHECK(metadata_name(docs[2]) == "b");
+}
+
+TEST_CASE("a UTF-16 catalog is refused for its encoding", "[import][reader]") {
+  const std::string utf16 = std::string("\xFF\xFE{\0}\0\n\0", 8);
+  Status end;
+  CHECK(read_all(utf16, nullptr, &end).empty());
+  CHECK(end.message() ==
+        "input: the text starts with the byte order mark of UTF-16 or UTF-32 (\\xff\\xfe); a "
+        "catalog is UTF-8: convert it, e.g. with iconv -f UTF-16 -t UTF-8");
+}
+
+TEST_CASE("YAML documents keep their own lines without a final newline, with CRLF and BOMs",
+          "[import][reader][yaml]") {
+  auto docs = read_all("- kind: A\n- kind: B");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[1].line == 2);
+  CHECK(docs[1].value->find("kind")->as_string() == "B");
+
+  docs = read_all("---\r\nkind: A\r\n---\r\n\r\nkind: B\r\n---");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[0].line == 2);
+  CHECK(docs[1].line == 5);
+  CHECK(docs[1].value->find("kind")->as_string() == "B");
+
+  // YAML allows a byte order mark before each document of a stream (`cat a.yaml b.yaml`).
+  docs = read_all("\xEF\xBB\xBF---\nkind: A\n\xEF\xBB\xBF---\nkind: B\n");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[1].line == 4);
+  CHECK(docs[1].value->find("kind")->as_string() == "B");
+
+  // A directive after a document starts the next one.
+  docs = read_all("kind: A\n%YAML 1.2\n---\nkind: B\n");
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[1].value->find("kind")->as_string() == "B");
+
+  // A first document indented as a whole keeps its indentation.
+  docs = read_all("\n  kind: A\n  metadata:\n    name: a\n---\nkind: B\n");
+  REQUIRE(docs.size() == 2);
+  REQUIRE(docs[0].status.is_ok());
+  CHECK(docs[0].line == 2);
+  CHECK(docs[0].value->find("kind")->as_string() == "A");
+}
+
 // ---- YAML that yaml-cpp mishandles: its own messages, never raw bytes --------------------
 
 // Whether a message is printable: valid UTF-8 without control characters.
@@ -361,6 +558,18 @@ TEST_CASE("a YAML document cut off inside a quoted string is refused, also at th
         "input: document 1: line 3, column 1: not valid YAML: the text ends inside a quoted "
         "string or a flow collection; close it");
   CHECK_THAT(docs[1].status.message(), Catch::StartsWith("input: document 2: line 6"));
+}
+
+TEST_CASE("a YAML document that is null or a stray ',' is refused, not dropped or hung on",
+          "[import][reader][yaml]") {
+  auto docs = read_all("---\n~\n---\n,\n---\n- a\n,\n---\nkind: B\n");
+  REQUIRE(docs.size() == 4);
+  CHECK(docs[0].status.is_ok());
+  CHECK(docs[0].value->is_null());  // check_manifest refuses it as "the document is null"
+  CHECK_THAT(docs[1].status.message(),
+             Catch::Contains("line 4, column 1: not valid YAML: a document cannot begin here"));
+  CHECK_THAT(docs[2].status.message(), Catch::Contains("line 7, column 1"));
+  CHECK(docs[3].value->find("kind")->as_string() == "B");
 }
 
 TEST_CASE("a stray ',' outside a flow collection is refused, not looped on",
