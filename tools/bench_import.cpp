@@ -79,10 +79,10 @@ Status write_catalog_files(uint64_t runs, uint64_t first, uint64_t rest,
 }
 
 Status import_file(Ledger& ledger, const SecretKey& importer, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  auto reader = ManifestReader::from_stream(in, path);
+  auto reader = ManifestReader::open(path);  // as `evledger import` reads it
+  if (!reader) return reader.error();
   Importer importer_run(ledger, importer);
-  EVL_RETURN_IF_ERROR(importer_run.import(*reader));
+  EVL_RETURN_IF_ERROR(importer_run.import(**reader));
   if (importer_run.totals().rejected != 0) {
     return rejected("the generated catalog had " +
                     std::to_string(importer_run.totals().rejected) + " rejected documents");

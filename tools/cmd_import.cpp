@@ -34,8 +34,9 @@ constexpr const char* kUsage =
     "Each rejected document is reported on standard error with its line and the rule it\n"
     "breaks (a line past 1 MiB, broken JSON or YAML, a JSON comment, a failed check); the\n"
     "others are imported, whatever surrounds them: documents = added + present + rejected.\n"
-    "Exit status: 0 when nothing was rejected, 1 when some document was, 2 usage, 3 when a\n"
-    "SOURCE, the key or the ledger cannot be opened.\n";
+    "A SOURCE is a regular file, '-' or a shell's <(...), and each read of it waits at most\n"
+    "30 s. Exit status: 0 when nothing was rejected, 1 when some document was, 2 usage, 3\n"
+    "when a SOURCE, the key or the ledger cannot be opened or read.\n";
 
 const char* status_name(ImportStatus status) {
   switch (status) {

@@ -5,12 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <deque>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <sstream>
+#include <limits>
+#include <streambuf>
 
 #include "events/bytes.h"
+#include "events/file_read.h"
 #include "events/utf8.h"
 #include "ledger/thread_pool.h"
 #include "tools/internal/import_text.h"
@@ -79,11 +78,39 @@ std::string shown_byte(int c) {
 
 }  // namespace
 
+// A FileStream as the std::streambuf that CharSource reads. An error ends the input as its end
+// would, and is kept for the reader to report instead of what it read last.
+class FileStreamBuf : public std::streambuf {
+ public:
+  explicit FileStreamBuf(std::unique_ptr<FileStream> file) : file_(std::move(file)) {}
+  const Status& error() const { return error_; }
+  const FileStream& file() const { return *file_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (at_end_) return traits_type::eof();
+    auto n = file_->read(buffer_, sizeof buffer_);
+    if (!n) error_ = n.error();
+    if (!n || *n == 0) {
+      at_end_ = true;
+      return traits_type::eof();
+    }
+    setg(buffer_, buffer_, buffer_ + *n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::unique_ptr<FileStream> file_;
+  Status error_;
+  bool at_end_ = false;
+  char buffer_[1 << 16];
+};
+
 struct ManifestReader::Impl {
   std::string name;
-  std::unique_ptr<std::istream> owned;
-  std::istream* in = nullptr;
-  std::optional<uint64_t> size;
+  std::unique_ptr<FileStreamBuf> file;  // open(): the file, read under events/file_read.h
+  std::istream* in = nullptr;           // from_stream(): the stream
   std::unique_ptr<CharSource> chars;
   InputForm form = InputForm::kEmpty;
   bool started = false;
@@ -103,6 +130,7 @@ struct ManifestReader::Impl {
   std::optional<YamlChunk> yaml_head;
 
   Result<bool> next_raw(SourceDocument& out);
+  Result<bool> read_next(SourceDocument& out);
   Status detect();
   SourceDocument make(uint64_t line) {
     SourceDocument d;
@@ -501,24 +529,33 @@ Result<bool> ManifestReader::Impl::next_yaml(SourceDocument& out) {
 }
 
 Result<bool> ManifestReader::Impl::next_raw(SourceDocument& out) {
-  // libstdc++'s filebuf throws when the file cannot be read (EIO, EISDIR).
+  Result<bool> more = false;
+  // libstdc++'s filebuf, under a stream given to from_stream(), throws when the file cannot be
+  // read (EIO, EISDIR).
   try {
-    if (!started) EVL_RETURN_IF_ERROR(detect());
-    if (in != nullptr && in->bad()) return io_error("cannot read " + name);
-    if (!queued.empty()) {
-      out = std::move(queued.front());
-      queued.pop_front();
-      return true;
-    }
-    switch (form) {
-      case InputForm::kEmpty: return false;
-      case InputForm::kJsonArray: return next_array(out);
-      case InputForm::kJsonLines: return next_line(out);
-      case InputForm::kJson: return next_value(out);
-      case InputForm::kYaml: return next_yaml(out);
-    }
+    more = read_next(out);
   } catch (const std::ios_base::failure& e) {
     return io_error("cannot read " + name + ": " + e.what());
+  }
+  // A failed read ended the input early: what was read last is not a document of it.
+  if (file != nullptr && !file->error().is_ok()) return file->error();
+  return more;
+}
+
+Result<bool> ManifestReader::Impl::read_next(SourceDocument& out) {
+  if (!started) EVL_RETURN_IF_ERROR(detect());
+  if (in != nullptr && in->bad()) return io_error("cannot read " + name);
+  if (!queued.empty()) {
+    out = std::move(queued.front());
+    queued.pop_front();
+    return true;
+  }
+  switch (form) {
+    case InputForm::kEmpty: return false;
+    case InputForm::kJsonArray: return next_array(out);
+    case InputForm::kJsonLines: return next_line(out);
+    case InputForm::kJson: return next_value(out);
+    case InputForm::kYaml: return next_yaml(out);
   }
   return false;
 }
@@ -527,21 +564,15 @@ ManifestReader::ManifestReader(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 ManifestReader::~ManifestReader() = default;
 
 Result<std::unique_ptr<ManifestReader>> ManifestReader::open(const std::string& path) {
-  if (path == "-") return from_stream(std::cin, "standard input");
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return io_error(path + " is a directory; name the catalog files in it");
-  }
-  auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*file) return io_error("cannot open " + path + " for reading");
-  std::optional<uint64_t> size;
-  file->seekg(0, std::ios::end);
-  if (auto end = file->tellg(); end >= 0) size = static_cast<uint64_t>(end);
-  file->seekg(0, std::ios::beg);
-  auto reader = from_stream(*file, path);
-  reader->impl_->owned = std::move(file);
-  reader->impl_->size = size;
-  return reader;
+  // A catalog may be of any length: the reader holds one document at a time, each of at most
+  // kMaxDocumentBytes, so there is no limit on the whole.
+  auto file = FileStream::open(path, ReadLimit{"catalog", std::numeric_limits<size_t>::max()});
+  if (!file) return file.error();
+  auto impl = std::make_unique<Impl>();
+  impl->name = path == "-" ? "standard input" : path;
+  impl->file = std::make_unique<FileStreamBuf>(std::move(file.value()));
+  impl->chars = std::make_unique<CharSource>(impl->file.get());
+  return std::unique_ptr<ManifestReader>(new ManifestReader(std::move(impl)));
 }
 
 std::unique_ptr<ManifestReader> ManifestReader::from_stream(std::istream& in, std::string name) {
@@ -577,6 +608,9 @@ Result<bool> ManifestReader::read_batch(std::vector<SourceDocument>& out, size_t
 const std::string& ManifestReader::name() const { return impl_->name; }
 InputForm ManifestReader::form() const { return impl_->form; }
 uint64_t ManifestReader::bytes_read() const { return impl_->chars->bytes(); }
-std::optional<uint64_t> ManifestReader::size() const { return impl_->size; }
+std::optional<uint64_t> ManifestReader::size() const {
+  if (impl_->file == nullptr) return std::nullopt;
+  return impl_->file->file().size();
+}
 
 }  // namespace evl::cli

@@ -73,7 +73,9 @@ class ManifestReader {
  public:
   ~ManifestReader();
 
-  // Opens a file, or standard input for "-". kIo when it cannot be opened.
+  // Opens a file, or standard input for "-", read as events/file_read.h's FileStream: only a
+  // regular file, standard input or a shell's <(...), and each read waits at most 30 s. kIo,
+  // naming the catalog and the reason, when it cannot be opened or is another kind of file.
   static Result<std::unique_ptr<ManifestReader>> open(const std::string& path);
   // Reads `in`, which must outlive the reader; `name` is used in messages.
   static std::unique_ptr<ManifestReader> from_stream(std::istream& in, std::string name);

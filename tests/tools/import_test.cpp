@@ -2,8 +2,12 @@
 // ledger in a temporary directory.
 #include "tools/importer.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -495,6 +499,42 @@ TEST_CASE("YAML documents keep their own lines without a final newline, with CRL
   REQUIRE(docs[0].status.is_ok());
   CHECK(docs[0].line == 2);
   CHECK(docs[0].value->find("kind")->as_string() == "A");
+}
+
+TEST_CASE("a catalog file is read only when it is a regular file, a pipe or standard input",
+          "[import][reader]") {
+  test::TempDir dir;
+  const std::string fifo = (dir.path() / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "zero.jsonl");
+  struct Case {
+    std::string path, message;
+  } cases[] = {
+      {fifo, "catalog " + fifo + " is a FIFO (named pipe), not a regular file"},
+      {(dir.path() / "zero.jsonl").string(), "is a character device (through a symbolic link)"},
+      {dir.str(), "catalog " + dir.str() + " is a directory, not a regular file"},
+      {(dir.path() / "none").string(), "No such file or directory"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.path);
+    auto reader = ManifestReader::open(c.path);  // never waits for a FIFO's writer
+    REQUIRE_FALSE(reader);
+    CHECK(reader.error().code() == Code::kIo);
+    CHECK_THAT(reader.error().message(), Catch::Contains(c.message));
+  }
+  // A shell's <(...) is an anonymous pipe: read as a stream.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const std::string text = project("a") + "\n";
+  REQUIRE(::write(fds[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fds[1]);
+  auto reader = ManifestReader::open("/proc/self/fd/" + std::to_string(fds[0]));
+  REQUIRE_OK(reader);
+  SourceDocument doc;
+  auto more = (*reader)->next(doc);
+  ::close(fds[0]);
+  REQUIRE_OK(more);
+  CHECK(metadata_name(doc) == "a");
 }
 
 // ---- YAML that yaml-cpp mishandles: its own messages, never raw bytes --------------------

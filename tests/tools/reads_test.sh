@@ -51,6 +51,17 @@ expect_soon 3 "a FIFO as a proof's --entry" -- "$E" proof verify --vkey "$V" --p
 expect_soon 1 "a 1 GB rerun manifest" -- "${limited[@]}" "$E" rerun --ledger "$L" --key "$L/keys/admin.key" --target "sha256:$(printf '%064d' 0)" "$T/big.bin"
 contains "$T/err" "the limit for manifest files" "manifest limit"
 
+# A catalog for import is streamed (of any length), but only from a regular file, '-' or <(...).
+expect_soon 3 "a FIFO as a catalog" -- "$E" import --ledger "$L" --key "$L/keys/admin.key" "$T/fifo"
+contains "$T/err" "catalog $T/fifo is a FIFO (named pipe), not a regular file" "catalog FIFO message"
+expect_soon 3 "/dev/zero behind a symbolic link as a catalog" -- "${limited[@]}" "$E" import --ledger "$L" --key "$L/keys/admin.key" "$T/zero"
+contains "$T/err" "is a character device (through a symbolic link)" "catalog device message"
+expect_soon 3 "a directory as a catalog" -- "$E" import --ledger "$L" --key "$L/keys/admin.key" "$T/dir"
+contains "$T/err" "catalog $T/dir is a directory" "catalog directory message"
+truncate -s 64M "$T/zeros.jsonl"
+expect_soon 1 "a 64 MB sparse catalog: one document past the limit" -- "$E" import --ledger "$L" --key "$L/keys/admin.key" "$T/zeros.jsonl"
+contains "$T/err" "zeros.jsonl line 1: YAML document larger than 1048576 bytes" "sparse catalog message"
+
 # Tiles and checkpoints under verify --tiles: a 2 TB sparse tile, a FIFO, /dev/zero.
 bundle=$(cd "$T/tiles" && find tile/entries -type f | head -1)
 tile=$(cd "$T/tiles" && find tile -path tile/entries -prune -o -type f -print | head -1)
