@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "events/bytes.h"
+#include "tools/render.h"
 
 namespace evl::cli {
 
@@ -26,7 +27,9 @@ int exit_code(Code code) {
 }
 
 int fail(const Status& status) {
-  std::fprintf(stderr, "evledger: %s\n", status.message().c_str());
+  // Messages quote input (names, documents, remote logs): nothing in them reaches the
+  // terminal as a control character.
+  std::fprintf(stderr, "evledger: %s\n", visible_lines(status.message()).c_str());
   return exit_code(status.code());
 }
 

@@ -5,6 +5,7 @@
 #include "events/file_read.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/render.h"
 
 namespace evl::cli {
 
@@ -50,7 +51,7 @@ void report(const std::vector<std::string>& names, const std::vector<AppendOutco
     if (!o.status) {
       ++totals.rejected;
       std::fprintf(stderr, "evledger: %s: rejected: %s\n", names[i].c_str(),
-                   o.status.message().c_str());
+                   visible_lines(o.status.message()).c_str());
       if (json) {
         std::printf("{\"entry\":\"%s\",\"status\":\"rejected\"}\n", names[i].c_str());
       }
@@ -98,7 +99,7 @@ int run(const Args& args) {
       if (!r) {
         std::fprintf(stderr, "evledger: entry %llu of the stream: %s (entries before it were "
                      "processed)\n", static_cast<unsigned long long>(position + batch.size()),
-                     r.error().message().c_str());
+                     visible_lines(r.error().message()).c_str());
         totals.rejected++;
         more = false;
       } else {

@@ -29,6 +29,8 @@ constexpr const char* kUsage =
     "--observed-ns    the latency you measured, in whole nanoseconds (at least 1)\n"
     "--environment    a one-line summary of your GPU, driver and toolkit\n"
     "--json           print {\"status\",\"index\",\"event\",\"target\",\"type\"} as one JSON line\n"
+    "--text and --environment hold no control characters (--text may hold line feeds and\n"
+    "tabs).\n"
     "Writers sign the commit's checkpoint with --log-key (default DIR/keys/log.key).\n"
     "\n"
     "Exit status: 0 appended; 1 the ledger's key policy refused it; 2 usage, including any\n"
@@ -41,10 +43,25 @@ constexpr const char* kAttestorHint =
 
 
 
-// Event text must be UTF-8 without NUL bytes (the decoder's rule for every Text field).
-Status check_text(const std::string& option, const std::string& value) {
+// Event text must be UTF-8 without NUL bytes (the decoder's rule for every Text field), and
+// what evledger writes holds no control character (C0, DEL, C1) but a line feed or a tab where
+// `lines` allows them: they would reach other people's terminals (which show them escaped,
+// events/utf8.h visible_text, as they do the text of older events).
+Status check_text(const std::string& option, const std::string& value, bool lines) {
   if (value.find('\0') != std::string::npos || !is_valid_utf8(value)) {
     return usage_error("--" + option + " is not valid UTF-8 text; write it in UTF-8");
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    const bool c1 = c == 0xC2 && i + 1 < value.size() &&
+                    static_cast<unsigned char>(value[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(value[i + 1]) <= 0x9F;
+    if ((c < 0x20 && !(lines && (c == '\n' || c == '\t'))) || c == 0x7F || c1) {
+      return usage_error("--" + option + " holds the control character " +
+                         visible_text(value.substr(i, c1 ? 2 : 1)) + " at byte " +
+                         std::to_string(i) + "; write plain text" +
+                         (lines ? " (line feeds and tabs may stay)" : " on one line"));
+    }
   }
   return Status::ok();
 }
@@ -65,7 +82,7 @@ Result<Attestation> attestation_from(const Args& args) {
   a.type = *type;
   auto text = args.require("text");
   if (!text) return text.error();
-  EVL_RETURN_IF_ERROR(check_text("text", *text));
+  EVL_RETURN_IF_ERROR(check_text("text", *text, true));
   if (text->empty()) return usage_error("--text is empty; say what you saw");
   // Named by its option here; the limit is the event's (events/event.h).
   if (utf8_length(*text) > kMaxAttestationText) {
@@ -85,7 +102,7 @@ Result<Attestation> attestation_from(const Args& args) {
   if (!ns) return ns.error();
   a.observed_ns = *ns;
   a.environment = args.get("environment").value_or("");
-  EVL_RETURN_IF_ERROR(check_text("environment", a.environment));
+  EVL_RETURN_IF_ERROR(check_text("environment", a.environment, false));
   // The event's own field rules (text length, evidence URL), checked before any signing.
   EventBody probe;
   probe.payload = a;

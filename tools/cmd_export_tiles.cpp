@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "events/utf8.h"
 #include "ledger/tiles.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
@@ -47,13 +48,13 @@ void print_report(const ExportReport& r, double seconds, bool json) {
     return;
   }
   if (!r.checkpoint_written) {
-    std::printf("up to date: %s at size %llu, nothing written\n", r.origin.c_str(),
+    std::printf("up to date: %s at size %llu, nothing written\n", visible_text(r.origin).c_str(),
                 static_cast<unsigned long long>(r.size));
     return;
   }
   std::printf("exported %s at size %llu (from %llu): %llu hash tiles, %llu entry bundles, "
               "%llu bytes (%.2f s)\n",
-              r.origin.c_str(), static_cast<unsigned long long>(r.size),
+              visible_text(r.origin).c_str(), static_cast<unsigned long long>(r.size),
               static_cast<unsigned long long>(r.previous_size),
               static_cast<unsigned long long>(r.tiles_written),
               static_cast<unsigned long long>(r.bundles_written),

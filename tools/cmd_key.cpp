@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "events/utf8.h"
 #include "keys/checkpoint.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
@@ -137,7 +138,7 @@ int run_list(const Args& args) {
               revoke_reason_name(rec.revoke_reason) + ")";
     }
     if (rec.void_from) line += "  void-from@" + std::to_string(*rec.void_from);
-    std::printf("%s\n  %s\n", line.c_str(), vkey.c_str());
+    std::printf("%s\n  %s\n", visible_text(line).c_str(), visible_text(vkey).c_str());
   }
   return kExitOk;
 }

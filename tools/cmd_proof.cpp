@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "events/file_read.h"
+#include "events/utf8.h"
 #include "keys/checkpoint.h"
 #include "keys/note.h"
 #include "ledger/proof_format.h"
@@ -183,7 +184,7 @@ int verify_inclusion_doc(const Args& args, const InclusionProofDoc& proof, const
     std::printf("verified: entry %llu (leaf hash %s) is in the tree of size %llu of %s, root %s\n",
                 static_cast<unsigned long long>(verified->index),
                 base64_encode(verified->leaf_hash).c_str(),
-                static_cast<unsigned long long>(cp.size), cp.origin.c_str(),
+                static_cast<unsigned long long>(cp.size), visible_text(cp.origin).c_str(),
                 base64_encode(cp.root).c_str());
   }
   return kExitOk;
@@ -219,7 +220,7 @@ int verify_consistency_doc(const Args& args, const ConsistencyProofDoc& proof,
   } else {
     std::printf("verified: the tree of size %llu of %s (root %s) extends the tree of size %llu "
                 "(root %s)\n",
-                static_cast<unsigned long long>(newer.size), newer.origin.c_str(),
+                static_cast<unsigned long long>(newer.size), visible_text(newer.origin).c_str(),
                 base64_encode(newer.root).c_str(), static_cast<unsigned long long>(older.size),
                 base64_encode(older.root).c_str());
   }

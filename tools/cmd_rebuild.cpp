@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "events/bytes.h"
+#include "events/utf8.h"
 #include "ledger/audit.h"
 #include "projections/digest.h"
 #include "projections/ledger_hook.h"
@@ -14,6 +15,7 @@
 #include "projections/statement_audit.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/render.h"
 
 namespace evl::cli {
 
@@ -138,7 +140,7 @@ int rebuild(const Args& args) {
                 same ? "identical to" : "DIFFERENT from",
                 note ? "the signed statement below states it"
                      : "no statement is stored for this size");
-    if (note) std::fputs(note->c_str(), stdout);
+    if (note) std::fputs(visible_lines(*note).c_str(), stdout);
   }
   if (!same && note) {
     return fail(corrupt("the stored projections differed from the log's fold, which the "
@@ -155,7 +157,8 @@ int rebuild(const Args& args) {
 
 int check_command(const Args& args) {
   if (Status storage = checked_storage(args); !storage) {
-    std::fprintf(stderr, "evledger: check FAILED: %s\n", storage.message().c_str());
+    std::fprintf(stderr, "evledger: check FAILED: %s\n",
+                 visible_lines(storage.message()).c_str());
     return exit_code(storage.code());
   }
   auto ledger = open_ledger(args, false);
@@ -191,7 +194,7 @@ int check_command(const Args& args) {
     std::printf("ok: %zu statements signed by %s (sizes %llu to %llu) match a fresh fold of the "
                 "log's %llu entries; stored projections: %s; %zu of %llu checkpoints have no "
                 "statement (%.2f s)\n",
-                report.statements.size(), key->name.c_str(),
+                report.statements.size(), visible_text(key->name).c_str(),
                 static_cast<unsigned long long>(report.statements.front().first),
                 static_cast<unsigned long long>(report.statements.back().first),
                 static_cast<unsigned long long>(report.entries), report.stored_state.c_str(),
@@ -206,10 +209,11 @@ int check_command(const Args& args) {
                  report.other_format.size(),
                  static_cast<unsigned long long>(report.other_format.front().first),
                  static_cast<unsigned long long>(report.other_format.back().first),
-                 report.other_format.back().second.c_str());
+                 visible_text(report.other_format.back().second).c_str());
   }
   if (!report.status) {
-    std::fprintf(stderr, "evledger: check FAILED: %s\n", report.status.message().c_str());
+    std::fprintf(stderr, "evledger: check FAILED: %s\n",
+                 visible_lines(report.status.message()).c_str());
     return exit_code(report.status.code());
   }
   return kExitOk;

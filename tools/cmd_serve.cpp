@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "events/utf8.h"
 #include "ledger/append_queue.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
@@ -97,7 +98,7 @@ int run(const Args& args) {
               server_url(options, (*http)->port()).c_str(), prefix.c_str(), (*ledger)->dir().c_str(),
               static_cast<unsigned long long>((*ledger)->size()),
               read_only ? "read-only" : "appends at POST /add-event");
-  std::printf("log key: %s\n", context.log_vkey.c_str());
+  std::printf("log key: %s\n", visible_text(context.log_vkey).c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "evledger: press Ctrl-C to stop\n");
 

@@ -6,6 +6,7 @@
 #include "projections/query.h"
 #include "tools/commands.h"
 #include "tools/projection_cli.h"
+#include "tools/render.h"
 #include "tools/run_page.h"
 
 namespace evl::cli {
@@ -52,7 +53,7 @@ int run(const Args& args) {
       }
     }
     const std::string page = run_page_text(*view, {origin, checkpoint_line, std::move(unranked)});
-    std::fputs(page.c_str(), stdout);
+    std::fputs(visible_lines(page).c_str(), stdout);
     return Status::ok();
   });
   return s ? kExitOk : fail(s);

@@ -1,5 +1,6 @@
 // evledger statement — print the log key's signed statement about the projections at a
 // checkpoint (projections/FORMAT.md, "Projection digest").
+#include "events/utf8.h"
 #include "projections/digest.h"
 #include "projections/statement_audit.h"
 #include "tools/commands.h"
@@ -40,7 +41,8 @@ int run_statement(const Args& args) {
                  "evledger: this statement is of projection format '%s', made by another "
                  "version of evledger; its signature by the log key verifies, but this one "
                  "folds '%s' and cannot check its digest\n",
-                 stored->opened.other_format.c_str(), std::string(kProjectionFormat).c_str());
+                 visible_text(stored->opened.other_format).c_str(),
+                 std::string(kProjectionFormat).c_str());
   }
   Status s = args.has("json") ? write_output("-", statement_json(*stored) + "\n")
                               : write_output("-", stored->note);

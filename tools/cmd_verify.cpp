@@ -2,12 +2,14 @@
 #include <nlohmann/json.hpp>
 
 #include "events/file_read.h"
+#include "events/utf8.h"
 #include "keys/note.h"
 #include "ledger/audit.h"
 #include "ledger/thread_pool.h"
 #include "ledger/tiles.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/render.h"
 
 namespace evl::cli {
 
@@ -56,7 +58,8 @@ int run(const Args& args) {
     // fails the audit instead of crashing it.
     if (Status storage = check_ledger_storage(*args.get("ledger")); !storage) {
       if (args.has("json")) print_json_line(nlohmann::ordered_json{{"ok", false}, {"error", storage.message()}});
-      std::fprintf(stderr, "evledger: verification FAILED: %s\n", storage.message().c_str());
+      std::fprintf(stderr, "evledger: verification FAILED: %s\n",
+                   visible_lines(storage.message()).c_str());
       return exit_code(storage.code());
     }
     auto opened = open_ledger(args, false);
@@ -111,15 +114,17 @@ int run(const Args& args) {
                 static_cast<unsigned long long>(report.signatures),
                 static_cast<unsigned long long>(report.checkpoints),
                 static_cast<unsigned long long>(report.tree_nodes),
-                static_cast<unsigned long long>(report.voided), report.origin.c_str(),
+                static_cast<unsigned long long>(report.voided),
+                visible_text(report.origin).c_str(),
                 report.root.c_str(), seconds);
     for (const auto& [index, cause] : report.voided_examples) {
       std::printf("  void: entry %llu: %s\n", static_cast<unsigned long long>(index),
-                  cause.c_str());
+                  visible_text(cause).c_str());
     }
   }
   if (!report.status) {
-    std::fprintf(stderr, "evledger: verification FAILED: %s\n", report.status.message().c_str());
+    std::fprintf(stderr, "evledger: verification FAILED: %s\n",
+                 visible_lines(report.status.message()).c_str());
     return exit_code(report.status.code());
   }
   return kExitOk;

@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <memory>
 
+#include "events/utf8.h"
 #include "keys/checkpoint.h"
 #include "keys/note.h"
 #include "events/jcs.h"
 #include "keys/signer.h"
 #include "projections/ledger_hook.h"
+#include "tools/render.h"
 
 namespace evl::cli {
 
@@ -41,7 +43,7 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
   options.dir = *dir;
   options.read_only = !write;
   options.notice = [](const std::string& text) {
-    std::fprintf(stderr, "evledger: note: %s\n", text.c_str());
+    std::fprintf(stderr, "evledger: note: %s\n", visible_lines(text).c_str());
   };
   if (write) {
     options.log_key_path = args.get("log-key").value_or("");
@@ -66,7 +68,8 @@ int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const st
   auto outcomes = ledger.append(batch);
   const AppendOutcome& o = outcomes.at(0);
   if (!o.status) return fail(o.status.with_context(what + " rejected"));
-  std::printf("%s %s at index %llu (%s)\n", what.c_str(), o.added ? "appended" : "already present",
+  std::printf("%s %s at index %llu (%s)\n", visible_text(what).c_str(),
+              o.added ? "appended" : "already present",
               static_cast<unsigned long long>(o.index), digest_text(o.id).c_str());
   return kExitOk;
 }
@@ -119,10 +122,10 @@ int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& bod
     for (const auto& [name, value] : json_line.as_object()) j.set(name, value);
     std::printf("%s\n", jcs_serialize(j).c_str());
   } else {
-    std::printf("%s %s at index %llu (%s)%s\n", what.c_str(),
+    std::printf("%s %s at index %llu (%s)%s\n", visible_text(what).c_str(),
                 o.added ? "appended" : "already present",
                 static_cast<unsigned long long>(o.index), digest_text(o.id).c_str(),
-                text_suffix.c_str());
+                visible_text(text_suffix).c_str());
   }
   return kExitOk;
 }

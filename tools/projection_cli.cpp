@@ -1,6 +1,7 @@
 #include "tools/projection_cli.h"
 
 #include "events/jcs.h"
+#include "events/utf8.h"
 #include "projections/ledger_hook.h"
 #include "projections/query.h"
 #include "tools/ledger_cli.h"
@@ -47,7 +48,7 @@ std::string padded(std::string text, size_t width) {
 
 std::string text_of(const Json* value) {
   if (value == nullptr || value->is_null()) return "-";
-  if (value->is_string()) return value->as_string();
+  if (value->is_string()) return visible_text(value->as_string());
   return jcs_serialize(*value);
 }
 

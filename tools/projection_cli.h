@@ -30,7 +30,8 @@ Status with_projections(
 // Compact canonical JSON of a value (one line).
 std::string json_line(const Json& value);
 
-// A member as text: strings bare, numbers in JCS form, null as "-".
+// A member as text for a terminal: strings bare with control characters made visible
+// (visible_text, events/utf8.h), numbers in JCS form, null as "-".
 std::string text_of(const Json* value);
 
 // A digest's text cut after its first `hex_digits` hex digits and ended with kEllipsis

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "events/utf8.h"
+
 namespace evl::cli {
 
 namespace {
@@ -105,6 +107,18 @@ ordered_json to_json(uint64_t index, const SignedEvent& entry, const EventBody& 
 
 }  // namespace
 
+std::string visible_lines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t start = 0;;) {
+    const size_t end = text.find('\n', start);
+    out += visible_text(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return out;
+    out.push_back('\n');
+    start = end + 1;
+  }
+}
+
 std::string format_time_ms(int64_t ms) {
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
   int millis = static_cast<int>(ms % 1000);
@@ -128,8 +142,10 @@ std::string entry_json(uint64_t index, const SignedEvent& entry, const EventBody
 
 std::string entry_text(uint64_t index, const SignedEvent& entry, const EventBody& body,
                        const KeyPolicy& keys) {
-  return to_json(index, entry, body, keys).dump(2, ' ', false,
-                                                ordered_json::error_handler_t::replace) + "\n";
+  // JSON escapes C0 controls in its strings; the rest (DEL, C1, bidi marks) is made visible.
+  return visible_lines(to_json(index, entry, body, keys)
+                           .dump(2, ' ', false, ordered_json::error_handler_t::replace)) +
+         "\n";
 }
 
 std::string entry_line(uint64_t index, const SignedEvent& entry, const EventBody& body,
@@ -155,7 +171,7 @@ std::string entry_line(uint64_t index, const SignedEvent& entry, const EventBody
                      "…  " + format_time_ms(body.claimed_time_ms) + "  " +
                      keys.describe(body.author) + (summary.empty() ? "" : "  " + summary);
   if (keys.void_cause(body.author, index)) line += "  [void]";
-  return line;
+  return visible_text(line);
 }
 
 Result<StoredEvent> decode_stored_entry(uint64_t index, ByteView stored) {

@@ -18,6 +18,14 @@
 
 namespace evl::cli {
 
+// Text for people that the command composed, of one line or several, from what it quotes:
+// each '\n' is kept, everything else is shown as visible_text (events/utf8.h) shows it, so
+// that nothing an event or an input holds can move the cursor, recolour, rewrite a line or
+// reorder what a terminal shows. Every command that prints text for people passes what it
+// did not write itself through one of the two; JSON output needs no such pass (its strings
+// escape C0 controls).
+std::string visible_lines(std::string_view text);
+
 // RFC 3339 UTC with milliseconds: 2026-11-30T05:37:09.123Z.
 std::string format_time_ms(int64_t ms);
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end tests of what writes a ledger when something goes wrong: init is all or nothing.
+# End-to-end tests of what writes a ledger when something goes wrong: init is all or nothing,
+# and text from events reaches a terminal with its control characters made visible.
 # Usage: writes_test.sh EVLEDGER_BINARY SOURCE_DIR
 set -uo pipefail
 E="$1"
@@ -37,5 +38,51 @@ contains "$T/err" "cannot create $T/init/afile/keys" "the failed step names the 
 holds_only "$T/init" "K afile busy empty keys old" && ok || bad "a failed init left $(ls -A "$T/init")"
 expect 0 "init again, with keys that can be made" -- "$E" init --ledger "$T/init/N/sub/L" --keys "$T/init/mkeys" --origin m.evledger.invalid/log
 expect 0 "that ledger verifies" -- "$E" verify --ledger "$T/init/N/sub/L"
+
+# --- text from events: control characters made visible in every command that prints it ---
+# Whether file $1 holds, raw, ESC, CR, DEL, a C1 control, or a bidi or line-separator mark.
+raw_controls() {
+  LC_ALL=C grep -qP '[\x1b\r\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]' "$1"
+}
+X="$T/tx"
+mkdir "$X"
+"$E" init --ledger "$X/L" --origin tx.evledger.invalid/log >/dev/null 2>&1 || bad "init $X/L"
+"$E" key new imp@sol-execbench --out "$X/imp.key" >/dev/null 2>&1
+"$E" key grant --ledger "$X/L" --key "$X/imp.key.vkey" --role importer --scope sol-execbench \
+  --signer "$X/L/keys/admin.key" >/dev/null 2>&1 || bad "grant the importer"
+# A key name may hold a bidi override (C2SP forbids only spaces and '+').
+"$E" key new $'att\u202egnp@x' --out "$X/att.key" >/dev/null 2>&1
+expect 0 "grant a key whose name holds U+202E" -- "$E" key grant --ledger "$X/L" --key "$X/att.key.vkey" --role attestor --signer "$X/L/keys/admin.key"
+raw_controls "$T/out" && bad "the grant printed the name's bidi mark raw" || ok
+"$E" gen --runs 1 2>/dev/null | sed 's/"title":"Meridian Kernels/"title":"\\u001b[31mMeridian\\r\\u0085\\u202e\\u2066 Kernels\\u007f/' > "$X/cat.jsonl"
+grep -q 'u001b\[31mMeridian' "$X/cat.jsonl" || bad "the run's title was not rewritten"
+expect 0 "import a run whose title holds ESC, CR, DEL, U+0085 and bidi marks" -- "$E" import --ledger "$X/L" --key "$X/imp.key" "$X/cat.jsonl"
+run=$("$E" runs --ledger "$X/L" --json | grep -o '"run":"sha256:[0-9a-f]*"' | head -1 | cut -d'"' -f4)
+# An attestation with the same, as an older evledger (or another encoder) could write it.
+printf '(schemaVersion = 1, author = 0x"%s", claimedTimeMs = 1780000000000, attestation = (target = 0x"%s", type = reproduced, text = "\\x1b[2J\\x1b[31mreproduced\\rnot \\xc2\\x9b\\xe2\\x80\\xae", environment = "\\x1b]0;title\\x07"))' \
+  "$(pubkey_hex "$X/att.key.vkey")" "${run#sha256:}" |
+  capnp convert text:canonical "$SRC/events/event.capnp" EventBody > "$X/body.bin" || bad "capnp convert"
+"$E" sign --key "$X/att.key" --out "$X/att.bin" "$X/body.bin" >/dev/null 2>&1 || bad "sign the attestation"
+expect 0 "append the attestation" -- "$E" append --ledger "$X/L" "$X/att.bin"
+size=$("$E" log --ledger "$X/L" | wc -l)
+for command in "show $run" "runs" "groups" "log" "get $((size - 1))" "get $((size - 2))" "key list" "verify"; do
+  expect 0 "$command" -- "$E" $command --ledger "$X/L"
+  cat "$T/err" >> "$T/out"
+  raw_controls "$T/out" && bad "'$command' printed control characters raw: $(LC_ALL=C grep -aoP '.{0,20}[\x1b\r]' "$T/out" | head -2 | od -c | head -3)" || ok
+done
+"$E" show "$run" --ledger "$X/L" > "$T/out"
+contains "$T/out" '\x1b[31mMeridian\r\u0085\u202e\u2066 Kernels\x7f' "show makes the title's controls visible"
+contains "$T/out" 'att\u202egnp@x (log index' "show makes the attestor's bidi mark visible"
+contains "$T/out" '\x1b[2J\x1b[31mreproduced\rnot \u009b\u202e' "show makes the attestation's controls visible"
+"$E" log --ledger "$X/L" > "$T/out"
+contains "$T/out" 'att\u202egnp@x' "log makes a key name's bidi mark visible"
+# evledger itself writes no control character into an attestation.
+for text in $'seen\e[31m' $'seen\rgone' $'seen\u009b' $'seen\x7f'; do
+  expect 2 "attest --text with a control character" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text "$text"
+  contains "$T/err" "holds the control character" "the refusal names the control character"
+  raw_controls "$T/err" && bad "the refusal echoed the control character raw" || ok
+done
+expect 2 "attest --environment with a line feed" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text seen --environment $'B200\nCUDA 12'
+expect 0 "attest --text over several lines, with a tab" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text $'seen\n\ton B200'
 
 finish
