@@ -546,7 +546,13 @@ bool Parser::convert_number(const char* start, const char* digits, bool small_in
                   "I-JSON, RFC 7493 §2.2: numbers must fit IEEE-754 double precision",
                   "write it as a string if it must be exact");
     }
-    value = negative ? -0.0 : 0.0;  // below the smallest subnormal: rounds to zero
+    // Below half the smallest subnormal (about 2.5e-324): a double holds it only as zero,
+    // which would turn a measured value into 0, as silently as overflow would into infinity.
+    return fail(start, "number " + std::string(start, p_) + " underflows a double (it is not 0 "
+                "but would be read as 0)",
+                "I-JSON, RFC 7493 §2.2: numbers must fit IEEE-754 double precision",
+                "write 0 if zero is meant, the value in a larger unit, or a string if it must be "
+                "exact");
   } else if (ec != std::errc() || end != p_) {
     return fail(start, "malformed number", "RFC 8259 §6 number grammar", "write a decimal number");
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "events/jcs.h"
+#include "events/kernelindex.h"
 #include "events/manifest_digest.h"
 #include "events/utf8.h"
 
@@ -133,6 +134,7 @@ class Checker {
   void check_digest_value(const Json& value, const std::string& path);
   void check_run(const Json& spec);
   void check_latency(const Json& spec);
+  void check_primary(const Json& spec);
   void check_size();
 
   const Json& manifest_;
@@ -291,6 +293,7 @@ void Checker::check_run(const Json& spec) {
     }
   }
   check_latency(spec);
+  check_primary(spec);
   const Json* native = spec.find("sourceNative");
   if (native == nullptr) {
     out_.use = ManifestUse::kRerunOnly;
@@ -329,6 +332,23 @@ void Checker::check_latency(const Json& spec) {
       problem("latency-ns", path + " is " + shown(value), fix);
     }
   }
+}
+
+// The primary measurement ranks the run in its group (lower first) and divides a rerun's
+// value into a verdict's ratio: 0 (a harness that timed nothing, -0, 1e-999 before parse_json
+// refused it) or a negative value would lead every group, and a rerun of 0 would confirm any
+// run. The schemas allow it (latencyNs minimum 0, a measurement's value any number); evledger
+// refuses it, as the schemas' counts (samples, sampleCount) take exclusiveMinimum 0.
+void Checker::check_primary(const Json& spec) {
+  const auto primary = primary_measurement(spec);
+  if (!primary || primary->value > 0) return;
+  const std::string value = primary->value == 0 && std::signbit(primary->value)
+                                ? std::string("-0")
+                                : jcs_serialize(Json(primary->value));
+  problem("primary-value",
+          "the primary measurement (" + comparison_metric(primary) + ") is " + value,
+          "a primary measurement must be positive, since lower values rank first: report what "
+          "was measured, or leave spec.timing and spec.measurements out when nothing was");
 }
 
 void Checker::check_size() {

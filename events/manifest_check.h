@@ -23,6 +23,11 @@
 //   source-slug      spec.sourceNative.source matches ^[a-z0-9][a-z0-9-]*$ (at most 100)
 //   latency-ns       every spec.timing.latencyNs value is a whole number of nanoseconds: an
 //                    integer 0..2^53-1, or a duration text ("159.785 us") that is whole in ns
+//   primary-value    a BenchmarkRun's primary measurement (kernelindex.h primary_measurement,
+//                    the value it is ranked and rerun by) is positive: 0, -0 or a negative
+//                    value would rank first and confirm any rerun. A number that underflows
+//                    to 0 (1e-999) never gets here: parse_json refuses it, as one that
+//                    overflows
 //   entry-size       the canonical text plus the metadata text fit in kMaxManifestTextBytes
 //
 // Every problem's message names the document (its index, where it was read, kind and

@@ -26,7 +26,7 @@ constexpr const char* kUsage =
     "\n"
     "--text           what was seen, at most 2000 characters (Unicode code points)\n"
     "--evidence-url   where the evidence lives: an https:// URL, at most 2000 characters\n"
-    "--observed-ns    the latency you measured, in whole nanoseconds (at least 1)\n"
+    "--observed-ns    the latency you measured, in whole nanoseconds (1 to 2^53-1)\n"
     "--environment    a one-line summary of your GPU, driver and toolkit\n"
     "--json           print {\"status\",\"index\",\"event\",\"target\",\"type\"} as one JSON line\n"
     "--text and --environment hold no control characters (--text may hold line feeds and\n"
@@ -42,6 +42,10 @@ constexpr const char* kAttestorHint =
     "'evledger key grant --role attestor'";
 
 
+
+// The largest --observed-ns: 2^53-1, the largest latency a KernelIndex manifest holds (its
+// latencyNs maximum) and the largest integer every JSON reader keeps exact.
+constexpr uint64_t kMaxObservedNs = (uint64_t{1} << 53) - 1;
 
 // Event text must be UTF-8 without NUL bytes (the decoder's rule for every Text field), and
 // what evledger writes holds no control character (C0, DEL, C1) but a line feed or a tab where
@@ -97,8 +101,8 @@ Result<Attestation> attestation_from(const Args& args) {
     return usage_error("--evidence-url is empty; leave it out when there is no evidence page");
   }
   auto ns = args.get_u64("observed-ns", 0,
-                         {1, UINT64_MAX, "whole nanoseconds; leave it out when you measured "
-                                         "nothing"});
+                         {1, kMaxObservedNs, "whole nanoseconds up to 2^53-1; leave it out "
+                                             "when you measured nothing"});
   if (!ns) return ns.error();
   a.observed_ns = *ns;
   a.environment = args.get("environment").value_or("");

@@ -256,6 +256,10 @@ Result<Json> number_from(const std::string& text) {
   if (errno == ERANGE && std::isinf(v)) {
     return rejected("the number " + text + " overflows a double; I-JSON numbers are finite");
   }
+  if (errno == ERANGE && v == 0) {  // not 0, but below the smallest double: as parse_json
+    return rejected("the number " + text + " underflows a double (it is not 0 but would be read "
+                    "as 0); write 0 if zero is meant, or the value in a larger unit");
+  }
   return Json(v);
 }
 

@@ -121,9 +121,29 @@ TEST_CASE("parse_json rounds numbers to the nearest double", "[events][json]") {
   CHECK(parse_json("2.4703282292062328e-324").value().as_number() == 5e-324);
   CHECK(parse_json("-0").value().as_number() == 0.0);
   CHECK(std::signbit(parse_json("-0").value().as_number()));
-  // Below half the smallest subnormal: rounds to zero, as ECMAScript's JSON.parse does.
-  CHECK(parse_json("1e-400").value().as_number() == 0.0);
-  CHECK(std::signbit(parse_json("-1e-400").value().as_number()));
+}
+
+TEST_CASE("parse_json refuses a number that underflows to zero, as one that overflows",
+          "[events][json]") {
+  // ECMAScript's JSON.parse reads these as 0: a latency of 1e-999 ns would rank first.
+  for (const char* text : {"1e-400", "-1e-400", "1e-999", "2e-324", "0.0000000000000000000000"
+                           "00000000000000000000000000000000000000000000000000000000000000000"
+                           "00000000000000000000000000000000000000000000000000000000000000000"
+                           "00000000000000000000000000000000000000000000000000000000000000000"
+                           "00000000000000000000000000000000000000000000000000000000000000000"
+                           "000000000000000000000000000000000000000000001"}) {
+    INFO(text);
+    CHECK_THAT(rejection(text), Catch::Contains("underflows a double"));
+    CHECK_THAT(rejection(std::string("{\"latencyNs\":{\"mean\":") + text + "}}"),
+               Catch::Contains("underflows a double"));
+  }
+  CHECK_THAT(rejection("1e999"), Catch::Contains("overflows a double"));
+  // Zero written as zero, and the smallest subnormal, are numbers.
+  for (const char* zero : {"0", "-0", "0.0", "0e-999", "0.000e5"}) {
+    INFO(zero);
+    CHECK(parse_json(zero).value().as_number() == 0.0);
+  }
+  CHECK(parse_json("4.9e-324").value().as_number() == 5e-324);
 }
 
 TEST_CASE("parse_json finds duplicate keys in large objects too", "[events][json]") {

@@ -304,6 +304,41 @@ TEST_CASE("latencies are whole nanoseconds, as integers or duration texts (rule 
   CHECK(!whole_latency_ns(Json(9007199254740992.0)));
 }
 
+TEST_CASE("a run's primary measurement must be positive: 0, -0 and negatives are refused "
+          "(rule primary-value)",
+          "[manifest_check]") {
+  CHECK_THAT(problem(check_manifest(with(kRun, "spec.timing.latencyNs.mean", 0), 1),
+                     "primary-value"),
+             Catch::Contains("the primary measurement (latency:mean:ns) is 0 [primary-value]") &&
+                 Catch::Contains("must be positive"));
+  CHECK_THAT(problem(check_manifest(with(kRun, "spec.timing.latencyNs.mean", -0.0), 1),
+                     "primary-value"),
+             Catch::Contains("(latency:mean:ns) is -0"));
+  // The median is the primary when the statistic says so; the mean's 0 then decides nothing.
+  Json median_run = with(kRun, "spec.timing.primaryStatistic", "median");
+  CHECK_THAT(problem(check_manifest(with(jcs_serialize(median_run), "spec.timing.latencyNs.median", "0 us"),
+                                    1),
+                     "primary-value"),
+             Catch::Contains("(latency:median:ns) is 0"));
+  CHECK(check_manifest(with(jcs_serialize(median_run), "spec.timing.latencyNs.mean", 0), 1).ok());
+  // Without timing, the first measurement is the primary one, whatever its unit.
+  Json measured = without(kRun, "spec.timing");
+  const auto measurement = [&](double value) {
+    return with(jcs_serialize(measured), "spec.measurements",
+                parse(R"([{"metric":"latency","statistic":"p50","unit":"ms","value":)" +
+                      jcs_serialize(Json(value)) + "}]"));
+  };
+  CHECK_THAT(problem(check_manifest(measurement(-0.25), 1), "primary-value"),
+             Catch::Contains("(latency:p50:ms) is -0.25"));
+  CHECK_THAT(problem(check_manifest(measurement(0), 1), "primary-value"),
+             Catch::Contains("is 0"));
+  CHECK(check_manifest(measurement(5e-324), 1).ok());  // tiny, but what was measured
+  CHECK(check_manifest(measurement(0.031), 1).ok());
+  CHECK(check_manifest(parse(kRun), 1).ok());
+  // A run without any primary measurement is not refused for it.
+  CHECK(check_manifest(without(jcs_serialize(measured), "spec.measurements"), 1).ok());
+}
+
 TEST_CASE("a manifest too large for one entry is refused with the limit (rule entry-size)",
           "[manifest_check]") {
   Json big = with(kSuite, "metadata.description", std::string(kMaxManifestTextBytes, 'x'));

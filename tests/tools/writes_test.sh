@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end tests of what writes a ledger when something goes wrong: init is all or nothing,
-# and text from events reaches a terminal with its control characters made visible.
+# End-to-end tests of what writes a ledger when something goes wrong: init is all or nothing;
+# text from events reaches a terminal with its control characters made visible; and a primary
+# measurement of 0 (or below) is refused, as a number that underflows to 0.
 # Usage: writes_test.sh EVLEDGER_BINARY SOURCE_DIR
 set -uo pipefail
 E="$1"
@@ -84,5 +85,28 @@ for text in $'seen\e[31m' $'seen\rgone' $'seen\u009b' $'seen\x7f'; do
 done
 expect 2 "attest --environment with a line feed" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text seen --environment $'B200\nCUDA 12'
 expect 0 "attest --text over several lines, with a tab" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text $'seen\n\ton B200'
+
+# --- a primary measurement must be positive; numbers that underflow are refused ---
+run_line=$("$E" gen --runs 1 2>/dev/null | tail -1)
+for v in 0 -0 1e-999 -1e-400; do echo "$run_line" | sed "s/\"mean\":1551318/\"mean\":$v/"; done > "$X/zero.jsonl"
+expect 1 "import runs whose mean latency is 0, -0 or underflows" -- "$E" import --ledger "$X/L" --key "$X/imp.key" "$X/zero.jsonl"
+contains "$T/err" "the primary measurement (latency:mean:ns) is 0 [primary-value]" "0 ns is refused"
+contains "$T/err" "the primary measurement (latency:mean:ns) is -0 [primary-value]" "-0 ns is refused"
+contains "$T/err" "number 1e-999 underflows a double" "1e-999 is refused at parse"
+contains "$T/err" "number -1e-400 underflows a double" "-1e-400 is refused at parse"
+contains "$T/out" "4 rejected" "every such run is rejected"
+python3 -c 'import json, sys, yaml
+d = json.loads(sys.argv[1]); d["spec"]["timing"]["latencyNs"]["mean"] = "MEAN"
+print(yaml.safe_dump(d).replace("mean: MEAN", "mean: 1e-999"))' "$run_line" > "$X/tiny.yaml"
+grep -q "mean: 1e-999" "$X/tiny.yaml" || bad "the YAML run was not written"
+expect 1 "import a YAML run whose mean latency underflows" -- "$E" import --ledger "$X/L" --key "$X/imp.key" "$X/tiny.yaml"
+contains "$T/err" "the number 1e-999 underflows a double" "YAML refuses 1e-999 as JSON does"
+echo "$run_line" | sed 's/"mean":1551318/"mean":1e999/' > "$X/huge.jsonl"
+expect 1 "import a run whose mean latency overflows" -- "$E" import --ledger "$X/L" --key "$X/imp.key" "$X/huge.jsonl"
+contains "$T/err" "overflows a double" "1e999 is refused at parse"
+expect 2 "--observed-ns 2^53" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text seen --observed-ns 9007199254740992
+contains "$T/err" "give 1 to 9007199254740991" "the range of --observed-ns is named"
+expect 2 "--observed-ns 2^64-1" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text seen --observed-ns 18446744073709551615
+expect 0 "--observed-ns 2^53-1" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text seen --observed-ns 9007199254740991
 
 finish
