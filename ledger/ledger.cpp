@@ -66,6 +66,14 @@ constexpr std::string_view kFormatKey = "format";
 // Measured peak at 2·10^5 entries: 131 MB (every 512: 184 MB).
 constexpr uint64_t kTrimEveryEntries = 128;
 
+// The outcome of an entry that a failed commit kept out of the log.
+AppendOutcome not_stored(const Status& why) {
+  AppendOutcome outcome;
+  outcome.status = why;
+  outcome.commit_failed = true;
+  return outcome;
+}
+
 bool is_key_event(EventKind kind) {
   return kind == EventKind::kGenesis || kind == EventKind::kKeyGrant ||
          kind == EventKind::kKeyRevoke;
@@ -486,6 +494,14 @@ std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
   std::future<void> done = pending->done.get_future();
   {
     std::lock_guard lock(queue_mu_);
+    if (!write_error_.is_ok()) {
+      // Nothing is appended after a failed commit (ledger.h): not even checked.
+      const Status later(write_error_.code(), "not stored because an earlier commit failed: " +
+                                                  write_error_.message());
+      std::vector<AppendOutcome> outcomes(batch.size(), not_stored(later));
+      if (queued) queued();
+      return outcomes;
+    }
     queue_.push_back(pending);
   }
   queue_cv_.notify_one();
@@ -501,6 +517,10 @@ std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
   });
   if (queued) queued();
   done.wait();
+  // The outcomes of a failed commit's followers were made without their checks' ids.
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (pending->outcomes[i].commit_failed) pending->outcomes[i].id = pending->items[i].checked.id;
+  }
   return std::move(pending->outcomes);
 }
 
@@ -572,7 +592,7 @@ void LedgerImpl::writer_loop() {
     std::vector<GroupRange> group = take_prepared(lock, kMaxGroupEntries, true);
     if (group.empty()) return;
     lock.unlock();
-    commit_group(group);
+    Status committed = commit_group(group);
     lock.lock();
     for (auto& range : group) {
       if (range.end == range.pending->items.size()) {
@@ -580,6 +600,7 @@ void LedgerImpl::writer_loop() {
         range.pending->done.set_value();
       }
     }
+    if (!committed) fail_queued_locked(committed);
   }
 }
 
@@ -672,7 +693,23 @@ Status LedgerImpl::grow_map() {
   return Status::ok();
 }
 
-void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
+void LedgerImpl::fail_queued_locked(const Status& cause) {
+  write_error_ = cause;
+  const Status later(cause.code(),
+                     "not stored because an earlier commit failed: " + cause.message());
+  // The checks may still run on these batches' items: they write only the items, never the
+  // outcomes, and each appender waits for its checks before it reads the outcomes.
+  for (auto& pending : queue_) {
+    for (size_t i = pending->taken; i < pending->items.size(); ++i) {
+      pending->outcomes[i] = not_stored(later);
+    }
+    pending->taken = pending->items.size();
+    pending->done.set_value();
+  }
+  queue_.clear();
+}
+
+Status LedgerImpl::commit_group(std::vector<GroupRange>& group) {
   Status failure;
   bool retried = false;
   const auto started = std::chrono::steady_clock::now();
@@ -746,7 +783,11 @@ void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
         on_commit_({next, static_cast<size_t>(next - start),
                     std::chrono::steady_clock::now() - started});
       }
-      return;
+      return Status::ok();
+    }
+    if (rc == EIO || rc == ENOSPC || rc == EDQUOT) {
+      failure = lmdb::write_error(rc, "cannot commit the entries from index " +
+                                          std::to_string(start), dir_ + "/db");
     }
     if (rc != MDB_MAP_FULL) break;
     failure = grow_map();  // the map is full: grow it and stage the group again
@@ -762,9 +803,11 @@ void LedgerImpl::commit_group(std::vector<GroupRange>& group) {
       if (range.pending->items[i].status.is_ok() && !refused) {
         outcome.status = failure.with_context("entry not stored");
         outcome.added = false;
+        outcome.commit_failed = true;
       }
     }
   }
+  return failure;
 }
 
 Status LedgerImpl::rebuild_state() {

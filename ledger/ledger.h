@@ -74,6 +74,9 @@ struct AppendOutcome {
   // it (index < tree_size); inclusion proofs and receipts are made against it. 0 in a ledger
   // without a tree (OpenOptions::maintain_tree false).
   uint64_t tree_size = 0;
+  // Not ok, yet not a rejection: the entry was not stored because its commit failed, or one
+  // before it did (see Ledger::append); `status` says why (kIo for the disk, say).
+  bool commit_failed = false;
 };
 
 // Visits one stored entry; the bytes are valid only during the call. Return a non-ok Status to
@@ -92,6 +95,14 @@ class Ledger {
   // its stateless checks and waits for the writer, before the commits: entries that any caller
   // appends from then on are sequenced after them. A caller may so overlap the checks of its
   // next batch with the commits of this one and keep its order.
+  //
+  // A commit that fails (the disk is full or fails, LMDB errs, a checkpoint cannot be signed)
+  // stores nothing of its group, and the ledger then appends nothing more, so that no entry
+  // is stored after one queued before it that failed: the entries queued behind it (the rest
+  // of this batch, other callers' batches) and every later append are answered
+  // commit_failed, "not stored because an earlier commit failed: <cause>". What was committed
+  // before stays. Open the ledger again, once the cause is fixed, to append again (LevelDB's
+  // sticky write error; LMDB itself refuses a write transaction after some failed commits).
   [[nodiscard]] virtual std::vector<AppendOutcome> append(
       std::span<const Bytes> batch, const std::function<void()>& queued = nullptr) = 0;
 

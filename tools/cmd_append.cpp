@@ -20,6 +20,8 @@ constexpr const char* kUsage =
     "length as a big-endian uint16 (the C2SP entry-bundle framing). Entries are verified in\n"
     "parallel and committed in groups; an event already present keeps its index. Prints one\n"
     "line per entry. Exit status 1 when any entry was rejected (the others are appended).\n"
+    "A commit that fails (a full disk, say) stops the append: nothing after the first entry\n"
+    "not stored is appended; exit status 3 for the disk.\n"
     "Every commit ends with a checkpoint signed by the log key (default DIR/keys/log.key).\n";
 
 // Reads up to `max` length-prefixed entries from stdin; false at a clean end of input.
@@ -41,13 +43,26 @@ Result<bool> read_stream(std::vector<Bytes>& out, size_t max) {
 }
 
 struct Totals {
-  uint64_t added = 0, present = 0, rejected = 0;
+  uint64_t added = 0, present = 0, rejected = 0, not_stored = 0;
+  std::string first_not_stored;  // the name of the first entry whose commit failed
+  Status stop;                   // and why
 };
 
 void report(const std::vector<std::string>& names, const std::vector<AppendOutcome>& outcomes,
             bool json, Totals& totals) {
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const auto& o = outcomes[i];
+    if (o.commit_failed) {
+      // Said once, in the summary: every later entry shares the cause.
+      if (totals.not_stored++ == 0) {
+        totals.first_not_stored = names[i];
+        totals.stop = o.status;
+      }
+      if (json) {
+        std::printf("{\"entry\":\"%s\",\"status\":\"not_stored\"}\n", names[i].c_str());
+      }
+      continue;
+    }
     if (!o.status) {
       ++totals.rejected;
       std::fprintf(stderr, "evledger: %s: rejected: %s\n", names[i].c_str(),
@@ -68,6 +83,20 @@ void report(const std::vector<std::string>& names, const std::vector<AppendOutco
                   static_cast<unsigned long long>(o.index), digest_text(o.id).c_str());
     }
   }
+}
+
+// What a failed commit stopped, and how to go on.
+void report_stop(const Totals& totals, bool from_stdin) {
+  std::fprintf(stderr,
+               "evledger: %s was not stored: %s\nevledger: %llu entries were not stored, and "
+               "nothing after %s was appended; entries before it were processed as reported. "
+               "Once the cause is fixed, %s again: entries already in the ledger keep their "
+               "index\n",
+               totals.first_not_stored.c_str(), visible_lines(totals.stop.message()).c_str(),
+               static_cast<unsigned long long>(totals.not_stored),
+               totals.first_not_stored.c_str(),
+               from_stdin ? "send the stream from that entry (or the whole stream)"
+                          : "append the same files");
 }
 
 int run(const Args& args) {
@@ -93,7 +122,8 @@ int run(const Args& args) {
   } else {
     constexpr size_t kStreamBatch = 16384;  // bounded memory for any stream length
     uint64_t position = 0;
-    for (bool more = true; more;) {
+    // A failed commit ends the stream: nothing after it may be appended.
+    for (bool more = true; more && totals.not_stored == 0;) {
       batch.clear();
       auto r = read_stream(batch, kStreamBatch);
       if (!r) {
@@ -114,11 +144,16 @@ int run(const Args& args) {
     }
   }
   std::fflush(stdout);
-  std::fprintf(stderr, "%llu appended, %llu already present, %llu rejected; ledger size %llu\n",
+  if (totals.not_stored != 0) report_stop(totals, from_stdin);
+  std::fprintf(stderr, "%llu appended, %llu already present, %llu rejected%s; ledger size %llu\n",
                static_cast<unsigned long long>(totals.added),
                static_cast<unsigned long long>(totals.present),
                static_cast<unsigned long long>(totals.rejected),
+               totals.not_stored == 0
+                   ? ""
+                   : (", " + std::to_string(totals.not_stored) + " not stored").c_str(),
                static_cast<unsigned long long>((*ledger)->size()));
+  if (totals.not_stored != 0) return exit_code(totals.stop.code());
   return totals.rejected == 0 ? kExitOk : kExitRejected;
 }
 

@@ -9,6 +9,7 @@
 #include "tools/commands.h"
 #include "tools/importer.h"
 #include "tools/ledger_cli.h"
+#include "tools/render.h"
 
 namespace evl::cli {
 
@@ -33,16 +34,21 @@ constexpr const char* kUsage =
     "Prints a summary (with --json: one JSON line per document, then {\"summary\": ...}).\n"
     "Each rejected document is reported on standard error with its line and the rule it\n"
     "breaks (a line past 1 MiB, broken JSON or YAML, a JSON comment, a failed check); the\n"
-    "others are imported, whatever surrounds them: documents = added + present + rejected.\n"
+    "others are imported, whatever surrounds them: documents = added + present + rejected\n"
+    "+ not stored. A commit that fails (a full disk, say) stops the import: nothing after the\n"
+    "first document not stored is appended, and running the same import again once the\n"
+    "cause is fixed resumes it (what the ledger holds is reported present).\n"
     "A SOURCE is a regular file, '-' or a shell's <(...), and each read of it waits at most\n"
     "30 s. Exit status: 0 when nothing was rejected, 1 when some document was, 2 usage, 3\n"
-    "when a SOURCE, the key or the ledger cannot be opened or read.\n";
+    "when a SOURCE, the key or the ledger cannot be opened or read, or a commit failed for\n"
+    "the disk.\n";
 
 const char* status_name(ImportStatus status) {
   switch (status) {
     case ImportStatus::kAdded: return "added";
     case ImportStatus::kPresent: return "present";
     case ImportStatus::kRejected: return "rejected";
+    case ImportStatus::kNotStored: return "not_stored";
   }
   return "?";
 }
@@ -51,7 +57,7 @@ nlohmann::json document_json(const DocumentOutcome& o) {
   nlohmann::json j = {{"document", o.label}, {"kind", o.kind}, {"name", o.name},
                       {"status", status_name(o.status)}};
   if (o.digest) j["digest"] = digest_text(*o.digest);
-  if (o.status == ImportStatus::kRejected) {
+  if (o.status == ImportStatus::kRejected || o.status == ImportStatus::kNotStored) {
     j["rule"] = o.rule;
     j["message"] = o.message;
   } else {
@@ -111,13 +117,18 @@ int run(const Args& args) {
   };
 
   bool broken = false;
+  Status stopped;  // a failed commit: the summary says what was imported, and then exit
   for (auto& reader : readers) {
     current = reader.get();
     Status status = importer.import(*reader, callbacks);
     if (!status) {
       broken = true;
       if (tty) std::fputs("\r\033[K", stderr);
-      std::fprintf(stderr, "evledger: %s\n", visible_text(status.message()).c_str());
+      std::fprintf(stderr, "evledger: %s\n", visible_lines(status.message()).c_str());
+      if (importer.stopped()) {
+        stopped = status;
+        break;
+      }
       if (status.code() == Code::kIo) return exit_code(status.code());
     }
     done_bytes += reader->size().value_or(reader->bytes_read());
@@ -128,21 +139,26 @@ int run(const Args& args) {
   if (json) {
     print_json_line(nlohmann::json{{"summary",
                       {{"documents", t.documents}, {"added", t.added}, {"present", t.present},
-                       {"rejected", t.rejected}, {"observations", t.observations},
+                       {"rejected", t.rejected}, {"notStored", t.not_stored},
+                       {"observations", t.observations},
                        {"manifests", t.manifests}, {"ledgerSize", (*ledger)->size()},
                        {"complete", !broken}}}});
   } else {
     std::printf("%llu documents: %llu new (%llu observations, %llu manifests), %llu already "
-                "present, %llu rejected; ledger size %llu\n",
+                "present, %llu rejected%s; ledger size %llu\n",
                 static_cast<unsigned long long>(t.documents),
                 static_cast<unsigned long long>(t.added),
                 static_cast<unsigned long long>(t.observations),
                 static_cast<unsigned long long>(t.manifests),
                 static_cast<unsigned long long>(t.present),
                 static_cast<unsigned long long>(t.rejected),
+                t.not_stored == 0 ? ""
+                                  : (", " + std::to_string(t.not_stored) + " not stored (the "
+                                     "import stopped)").c_str(),
                 static_cast<unsigned long long>((*ledger)->size()));
   }
   std::fflush(stdout);
+  if (!stopped.is_ok()) return exit_code(stopped.code());
   return t.rejected == 0 && !broken ? kExitOk : kExitRejected;
 }
 

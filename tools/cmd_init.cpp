@@ -222,7 +222,9 @@ Status build_ledger(const std::string& tree, std::shared_ptr<const SecretKey> lo
   auto ledger = Ledger::open(options);
   if (!ledger) return ledger.error();
   const AppendOutcome o = (*ledger)->append(std::vector<Bytes>{genesis}).at(0);
-  if (!o.status) return o.status.with_context("genesis not appended");
+  if (!o.status) {
+    return o.status.with_context(o.commit_failed ? "genesis not stored" : "genesis rejected");
+  }
   ledger->reset();  // closes the environment; the commit synced its data file
   EVL_RETURN_IF_ERROR(sync_path(tree + "/db"));
   return sync_path(tree);

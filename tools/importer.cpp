@@ -106,10 +106,14 @@ struct Importer::Batch {
 
 namespace {
 
+// The status of a document that repeats one whose status is `earlier`.
+ImportStatus repeat_status(ImportStatus earlier) {
+  return earlier == ImportStatus::kAdded ? ImportStatus::kPresent : earlier;
+}
+
 // Answers a document from the outcome of an earlier one with the same digest.
 void answer_from(DocumentOutcome& o, const DocumentOutcome& earlier) {
-  o.status = earlier.status == ImportStatus::kRejected ? ImportStatus::kRejected
-                                                       : ImportStatus::kPresent;
+  o.status = repeat_status(earlier.status);
   o.entry_index = earlier.entry_index;
   o.event_id = earlier.event_id;
   o.rule = earlier.rule;
@@ -167,7 +171,13 @@ void Importer::report(Batch& b, const ImportCallbacks& callbacks) {
     DocumentOutcome& o = outcomes[b.batch_doc[k]];
     const AppendOutcome& a = appended.at(k);
     DocumentOutcome remembered;
-    if (!a.status) {
+    if (a.commit_failed) {
+      o.status = ImportStatus::kNotStored;
+      o.rule = "not-stored";
+      remembered.message = "not stored: " + a.status.message();
+      o.message = o.label + ": " + remembered.message;
+      if (stop_.is_ok()) stop_ = Status(a.status.code(), o.label + ": " + a.status.message());
+    } else if (!a.status) {
       o.status = ImportStatus::kRejected;
       o.rule = "ledger";
       remembered.message = "the ledger refused the event: " + a.status.message() + " [ledger]";
@@ -193,14 +203,15 @@ void Importer::report(Batch& b, const ImportCallbacks& callbacks) {
   for (auto [i, first] : b.repeats) {
     DocumentOutcome& o = outcomes[i];
     const DocumentOutcome& f = outcomes[first];
-    o.status = f.status == ImportStatus::kRejected ? ImportStatus::kRejected
-                                                   : ImportStatus::kPresent;
+    o.status = repeat_status(f.status);
     o.entry_index = f.entry_index;
     o.event_id = f.event_id;
     o.rule = f.rule;
     if (f.status == ImportStatus::kRejected) {
       o.message = o.label + ": the same manifest as " + f.label + ", which was refused [" +
                   f.rule + "]";
+    } else if (f.status == ImportStatus::kNotStored) {
+      o.message = o.label + ": the same manifest as " + f.label + ", which was not stored";
     }
   }
 
@@ -212,6 +223,7 @@ void Importer::report(Batch& b, const ImportCallbacks& callbacks) {
         break;
       case ImportStatus::kPresent: ++totals_.present; break;
       case ImportStatus::kRejected: ++totals_.rejected; break;
+      case ImportStatus::kNotStored: ++totals_.not_stored; break;
     }
     if (callbacks.on_document) callbacks.on_document(o);
   }
@@ -227,6 +239,7 @@ Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks
   // earlier batch appends is answered from that batch's outcome (seen_, or, while that batch is
   // in flight, once it is reported). A document that repeats one of an earlier batch is signed
   // for nothing, or found in the ledger if that batch is committed by then.
+  if (stopped()) return stop_;  // an earlier source's commit failed
   struct Read {
     std::unique_ptr<Batch> batch;
     Result<bool> more;  // false at the end of the source
@@ -258,13 +271,26 @@ Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks
     }
     f.all_queued.wait();
   };
+  // After a failed commit nothing more is appended: the batches in flight are reported (the
+  // ledger answers them not stored) and a batch read ahead is dropped.
+  const auto stopped_here = [&] {
+    while (!flight.empty()) report_oldest();
+    return Status(stop_.code(),
+                  "import stopped at " + stop_.message() + "\nnothing after that document was "
+                  "appended; the ledger holds what was imported before it (size " +
+                  std::to_string(ledger_.size()) + "). Once the cause is fixed, run the same "
+                  "import again: what the ledger holds is reported present, and the rest is "
+                  "appended");
+  };
   while (true) {
     Read next = reading.get();
     const bool last = !next.more || !*next.more;
+    if (stopped()) return stopped_here();
     if (!last) reading = std::async(kLaunch, read_next);
-    totals_.documents += next.batch->docs.size();
     if (!next.batch->docs.empty()) {
       while (flight.size() > 1) report_oldest();
+      if (stopped()) return stopped_here();
+      totals_.documents += next.batch->docs.size();
       if (!flight.empty()) wait_queued(flight.back());
       dedupe_batch(*next.batch);
       InFlight f;
@@ -276,6 +302,7 @@ Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks
     }
     if (last) {
       while (!flight.empty()) report_oldest();
+      if (stopped()) return stopped_here();
       return next.more ? Status::ok() : next.more.error();
     }
   }

@@ -43,14 +43,16 @@ struct ImportOptions {
   unsigned threads = 0;                // parse/check/sign workers; 0: one per hardware thread
 };
 
-enum class ImportStatus : uint8_t { kAdded, kPresent, kRejected };
+// kNotStored: appended but not stored, because the ledger's commit failed (or one before it
+// did; see Ledger::append): not a rejection, and nothing after it is imported.
+enum class ImportStatus : uint8_t { kAdded, kPresent, kRejected, kNotStored };
 
 struct DocumentOutcome {
   std::string label;  // "document 4 (catalog.yaml line 30; WorkloadCase w)"
   std::string kind, name;
   ImportStatus status = ImportStatus::kRejected;
   std::string rule;  // rejected: "read", a manifest_check rule, "rerun-only", "sign", "ledger"
-  std::string message;  // rejected: every problem, one per line
+  std::string message;  // rejected: every problem, one per line; not stored: why
   std::optional<Digest> digest;  // the manifest digest, when it was computed
   uint64_t entry_index = 0;      // added or present: the ledger index
   Digest event_id{};             // added or present
@@ -61,6 +63,7 @@ struct ImportTotals {
   uint64_t added = 0;         // new events
   uint64_t present = 0;       // already in the ledger, or repeated earlier in this import
   uint64_t rejected = 0;      // documents not imported
+  uint64_t not_stored = 0;    // appended, but their commit failed (the import stopped)
   uint64_t observations = 0;  // of the added: observation events
   uint64_t manifests = 0;     // of the added: manifest events
 };
@@ -77,10 +80,14 @@ class Importer {
   ~Importer();
 
   // Imports every document of `reader`. Rejections do not stop the import; a non-ok Status
-  // means the source could not be read to its end (what was read before it is imported).
+  // means the source could not be read to its end (what was read before it is imported), or
+  // that a commit failed (stopped()): then nothing after the first document not stored is
+  // appended, from this source or any later one, and the Status says where it stopped.
   Status import(ManifestReader& reader, const ImportCallbacks& callbacks = {});
 
   const ImportTotals& totals() const { return totals_; }
+  // Whether a failed commit stopped the import (every later import() returns at once).
+  bool stopped() const { return !stop_.is_ok(); }
 
  private:
   struct Batch;
@@ -101,6 +108,8 @@ class Importer {
   std::map<Digest, DocumentOutcome> seen_;
   // The digests that batches appended but not yet reported append.
   std::set<Digest> in_flight_;
+  // The first failed commit: its cause, with the document that was not stored.
+  Status stop_;
 };
 
 }  // namespace evl::cli

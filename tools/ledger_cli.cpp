@@ -59,6 +59,15 @@ Result<SecretKey> load_signer(const Args& args, const std::string& option) {
   return SecretKey::load(*path);
 }
 
+namespace {
+
+// How a failed append is told: a rejection, or a commit that failed (the disk, say).
+std::string outcome_word(const AppendOutcome& o) {
+  return o.commit_failed ? " not stored" : " rejected";
+}
+
+}  // namespace
+
 int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const std::string& what) {
   body.author = signer.public_key();
   body.claimed_time_ms = now_ms();
@@ -67,7 +76,7 @@ int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const st
   std::vector<Bytes> batch{std::move(entry.value())};
   auto outcomes = ledger.append(batch);
   const AppendOutcome& o = outcomes.at(0);
-  if (!o.status) return fail(o.status.with_context(what + " rejected"));
+  if (!o.status) return fail(o.status.with_context(what + outcome_word(o)));
   std::printf("%s %s at index %llu (%s)\n", visible_text(what).c_str(),
               o.added ? "appended" : "already present",
               static_cast<unsigned long long>(o.index), digest_text(o.id).c_str());
@@ -113,7 +122,7 @@ int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& bod
   if (!entry) return fail(entry.error());
   std::vector<Bytes> batch{std::move(entry.value())};
   AppendOutcome o = ledger.append(batch).at(0);
-  if (!o.status) return fail(o.status.with_context(what + " rejected"));
+  if (!o.status) return fail(o.status.with_context(what + outcome_word(o)));
   if (args.has("json")) {
     Json j = Json::object();
     j.set("status", o.added ? "added" : "present");

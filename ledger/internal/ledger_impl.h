@@ -169,7 +169,12 @@ class LedgerImpl final : public Ledger {
   // Commits `group` and what take_prepared() gives while the transaction is short of
   // kMinGroupEntries (added to `group`), or sooner once the writer has caught up with the
   // checks and holds as many entries as are left to check (ledger.cpp, kStepEntries).
-  void commit_group(std::vector<GroupRange>& group);
+  // Returns the failure that stored nothing of the group, if any (its outcomes say so too).
+  Status commit_group(std::vector<GroupRange>& group);
+  // After a failed commit: remembers `cause` and answers every batch still queued (what the
+  // writer has not taken of it) with "not stored because an earlier commit failed". Called
+  // with queue_mu_ held.
+  void fail_queued_locked(const Status& cause);
   // Stages ranges of a group in `txn`. A failed put leaves its raw LMDB code in `rc`
   // (MDB_MAP_FULL is worth a retry after growing the map).
   Status stage_group(lmdb::Txn& txn, std::span<GroupRange> group,
@@ -253,6 +258,8 @@ class LedgerImpl final : public Ledger {
   std::atomic<uint64_t> prepared_total_{0};
   std::atomic<uint64_t> wake_writer_at_{UINT64_MAX};
   bool stop_ = false;
+  // The first failed commit's cause (under queue_mu_): from then on nothing is appended.
+  Status write_error_;
   std::thread writer_;
 };
 

@@ -6,9 +6,14 @@
 #pragma once
 
 #include <lmdb.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +24,39 @@ namespace evl::lmdb {
 
 inline Status error(int rc, const std::string& what) {
   return io_error(what + ": " + mdb_strerror(rc));
+}
+
+// Below this much free space after a failed write, the file system counts as full: LMDB
+// reports a short write (the disk filled up during it) as EIO, not ENOSPC (mdb_page_flush).
+inline constexpr uint64_t kFullBelowBytes = 1 << 20;
+
+// The bytes of `dir`'s file system that this process may still write (root may use the
+// blocks reserved for it), or nullopt when statvfs fails.
+inline std::optional<uint64_t> free_bytes(const std::string& dir) {
+  struct statvfs fs;
+  if (::statvfs(dir.c_str(), &fs) != 0) return std::nullopt;
+  const uint64_t blocks = ::geteuid() == 0 ? fs.f_bfree : fs.f_bavail;
+  return blocks * fs.f_frsize;
+}
+
+// A failed write to the LMDB environment in `db_dir`, for the people who must fix it: a full
+// disk (ENOSPC, EDQUOT, or EIO with next to no space left) or a failing one (EIO) say so and
+// what to do; other codes read as error() does. `what` says what failed ("cannot commit").
+inline Status write_error(int rc, const std::string& what, const std::string& db_dir) {
+  if (rc != ENOSPC && rc != EDQUOT && rc != EIO) return error(rc, what);
+  const auto free = free_bytes(db_dir);
+  const bool full = rc != EIO || (free && *free < kFullBelowBytes);
+  std::string left = free ? std::to_string(*free) + " bytes free" : "free space unknown";
+  if (full) {
+    const std::string code = rc == EIO ? "a short write, which LMDB reports as EIO"
+                                       : std::string(mdb_strerror(rc));
+    return io_error(what + ": the disk is full: " + db_dir + " (" + code + "; " + left +
+                    "); nothing of this commit was stored: free space on that file "
+                    "system or move the ledger to a larger one, then run the command again");
+  }
+  return io_error(what + ": the disk failed writing " + db_dir + " (" + mdb_strerror(rc) +
+                  "; " + left + "); nothing of this commit was stored: check the system log "
+                  "(dmesg) and the disk, then 'evledger verify' the ledger before appending");
 }
 
 inline MDB_val val(ByteView b) {

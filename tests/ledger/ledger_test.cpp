@@ -592,6 +592,90 @@ TEST_CASE("the map grows when it is full and nothing is lost", "[ledger][append]
   CHECK(audit_ledger(*ledger).status.is_ok());
 }
 
+// Manifests of about 600 bytes, numbered from `first`.
+std::vector<Bytes> padded_manifests(const Cast& cast, int first, int n) {
+  std::vector<Bytes> batch;
+  for (int i = first; i < first + n; ++i) {
+    batch.push_back(test::signed_entry(
+        cast.importer, test::manifest_body(cast.importer, "{\"n\":" + std::to_string(i) +
+                                                              ",\"pad\":\"" +
+                                                              std::string(400, 'p') + "\"}")));
+  }
+  return batch;
+}
+
+// The outcomes from the first one that is not ok: every one of them commit_failed, none ok.
+// Returns the position of the first failure (outcomes.size() when none failed).
+size_t check_nothing_stored_after_failure(const std::vector<AppendOutcome>& outcomes) {
+  size_t first = 0;
+  while (first < outcomes.size() && outcomes[first].status.is_ok()) ++first;
+  for (size_t i = first; i < outcomes.size(); ++i) {
+    INFO("outcome " << i << " of " << outcomes.size() << ", first failure " << first);
+    REQUIRE_FALSE(outcomes[i].status.is_ok());
+    REQUIRE(outcomes[i].commit_failed);
+  }
+  return first;
+}
+
+TEST_CASE("a full disk fails a commit naming the disk, and nothing queued after it is stored",
+          "[ledger][append][disk]") {
+  test::SmallDisk disk(3 << 20);
+  if (!disk.mounted()) {
+    WARN("skipped: " << disk.why_not());
+    return;
+  }
+  Cast cast;
+  const std::string dir = (disk.path() / "L").string();
+  OpenOptions options;
+  options.dir = dir;
+  options.create = true;
+  options.log_key = test::test_log_key();
+  auto opened = Ledger::open(options);
+  REQUIRE_OK(opened);
+  auto& ledger = **opened;
+  append_prologue(ledger, cast);
+  // One batch far larger than the disk, and a second caller's batch queued behind it.
+  const std::vector<Bytes> first = padded_manifests(cast, 0, 12000);
+  const std::vector<Bytes> second = padded_manifests(cast, 20000, 3000);
+  std::promise<void> first_queued;
+  std::vector<AppendOutcome> second_out;
+  std::thread behind([&] {
+    first_queued.get_future().wait();
+    second_out = ledger.append(second);
+  });
+  auto first_out = ledger.append(first, [&] { first_queued.set_value(); });
+  behind.join();
+
+  const size_t failed_at = check_nothing_stored_after_failure(first_out);
+  REQUIRE(failed_at < first.size());
+  const Status& cause = first_out[failed_at].status;
+  CHECK(cause.code() == Code::kIo);
+  CHECK_THAT(cause.message(), Catch::Contains("the disk is full") && Catch::Contains(dir + "/db") &&
+                                  Catch::Contains("free space"));
+  CHECK(check_nothing_stored_after_failure(second_out) == 0);
+  CHECK_THAT(second_out.back().status.message(),
+             Catch::StartsWith("not stored because an earlier commit failed: ") &&
+                 Catch::Contains("the disk is full"));
+  // A later append is refused the same way, unchecked and unqueued.
+  auto later = ledger.append(padded_manifests(cast, 30000, 1));
+  CHECK(later.at(0).commit_failed);
+  CHECK_THAT(later.at(0).status.message(), Catch::Contains("the disk is full"));
+  CHECK(ledger.size() == 5 + failed_at);
+  opened->reset();
+
+  // What was committed is the input's prefix, in order, and audits clean.
+  OpenOptions reading;
+  reading.dir = dir;
+  reading.read_only = true;
+  auto reader = Ledger::open(reading);
+  REQUIRE_OK(reader);
+  REQUIRE((*reader)->size() == 5 + failed_at);
+  for (size_t i = 0; i < failed_at; i += 97) {
+    CHECK((*reader)->entry(5 + i).value() == first[i]);
+  }
+  CHECK(audit_ledger(**reader).status.is_ok());
+}
+
 TEST_CASE("a killed appender never leaves half an entry and loses nothing acknowledged",
           "[ledger][crash]") {
   TempDir dir;
@@ -817,6 +901,40 @@ TEST_CASE("the log refuses to sign a checkpoint inconsistent with the last one",
                                        Catch::Contains("not consistent"));
   CHECK(ledger->size() == 15);
   CHECK(ledger->checkpoint().value() == ledger->checkpoint(15).value());
+}
+
+TEST_CASE("after a commit fails the ledger appends nothing more, even once the cause is gone",
+          "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  build_tamper_ledger(dir, cast);
+  uint64_t last = stored_hash_index(0, 14);
+  Bytes good_hash;
+  with_raw_db(dir, "tree", [&](MDB_txn* txn, MDB_dbi dbi) {
+    good_hash = read_raw(txn, dbi, last);
+    Bytes h = good_hash;
+    h[0] ^= 0x80;
+    write_raw(txn, dbi, last, h);
+  });
+  auto ledger = open_ledger(dir, false);
+  auto failed = append_one(*ledger, test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode", "a")));
+  CHECK(failed.commit_failed);
+  CHECK(failed.status.code() == Code::kCorrupt);
+  auto later = append(*ledger, observation_batch(cast, 100, 3));
+  for (const auto& o : later) {
+    CHECK(o.commit_failed);
+    CHECK_THAT(o.status.message(),
+               Catch::StartsWith("not stored because an earlier commit failed: ") &&
+                   Catch::Contains("refusing to sign checkpoint 16"));
+  }
+  CHECK(ledger->size() == 15);
+  ledger.reset();
+  // Repaired and opened again, the ledger appends.
+  with_raw_db(dir, "tree", [&](MDB_txn* txn, MDB_dbi dbi) { write_raw(txn, dbi, last, good_hash); });
+  ledger = open_ledger(dir, false);
+  auto again = append(*ledger, observation_batch(cast, 100, 3));
+  for (const auto& o : again) CHECK(o.status.is_ok());
+  CHECK(ledger->size() == 18);
 }
 
 TEST_CASE("a ledger needs its own log key to append", "[ledger][tree]") {

@@ -239,3 +239,50 @@ TEST_CASE("scan_from resumes a prefix scan at a key, as the model's lower_bound 
 
 }  // namespace
 }  // namespace evl
+
+namespace evl {
+namespace {
+
+TEST_CASE("a failed write says whether the disk is full or failing, with the path and the fix",
+          "[ledger][disk]") {
+  test::TempDir dir;
+  const auto free = lmdb::free_bytes(dir.str());
+  REQUIRE(free.has_value());
+  REQUIRE(*free >= lmdb::kFullBelowBytes);  // the test's own disk has room
+  for (int rc : {ENOSPC, EDQUOT}) {
+    INFO(rc);
+    const Status full = lmdb::write_error(rc, "cannot commit the entries from index 7", dir.str());
+    CHECK(full.code() == Code::kIo);
+    CHECK_THAT(full.message(),
+               Catch::StartsWith("cannot commit the entries from index 7: the disk is full: " +
+                                 dir.str() + " (") &&
+                   Catch::Contains("bytes free") && Catch::Contains("nothing of this commit") &&
+                   Catch::Contains("free space on that file system or move the ledger"));
+  }
+  // EIO with room left is a failing disk, not a full one.
+  const Status failing = lmdb::write_error(EIO, "cannot commit", dir.str());
+  CHECK(failing.code() == Code::kIo);
+  CHECK_THAT(failing.message(),
+             Catch::StartsWith("cannot commit: the disk failed writing " + dir.str()) &&
+                 Catch::Contains("dmesg") && Catch::Contains("evledger verify"));
+  CHECK_THAT(failing.message(), !Catch::Contains("full"));
+  // Other codes read as LMDB says them.
+  CHECK(lmdb::write_error(MDB_MAP_FULL, "cannot commit", dir.str()).message() ==
+        std::string("cannot commit: ") + mdb_strerror(MDB_MAP_FULL));
+}
+
+TEST_CASE("a short write on a disk with next to no room left reads as a full disk",
+          "[ledger][disk]") {
+  test::SmallDisk disk(256 << 10);
+  if (!disk.mounted()) {
+    WARN("skipped: " << disk.why_not());
+    return;
+  }
+  const std::string dir = disk.path().string();
+  const Status empty = lmdb::write_error(EIO, "cannot commit", dir);
+  CHECK_THAT(empty.message(), Catch::Contains("the disk is full: " + dir) &&
+                                  Catch::Contains("a short write, which LMDB reports as EIO"));
+}
+
+}  // namespace
+}  // namespace evl

@@ -1,6 +1,10 @@
 #include "tests/support/test_support.h"
 
 #include <stdlib.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fstream>
 #include <sstream>
@@ -33,6 +37,20 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+SmallDisk::SmallDisk(uint64_t bytes) {
+  const std::string options = "size=" + std::to_string(bytes) + ",mode=0700";
+  if (::mount("tmpfs", dir_.str().c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) == 0) {
+    mounted_ = true;
+  } else {
+    why_not_ = std::string("cannot mount a tmpfs on ") + dir_.str() + ": " +
+               std::strerror(errno) + " (needs root or CAP_SYS_ADMIN)";
+  }
+}
+
+SmallDisk::~SmallDisk() {
+  if (mounted_) ::umount2(dir_.str().c_str(), MNT_DETACH);
 }
 
 }  // namespace evl::test

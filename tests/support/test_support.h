@@ -1,6 +1,7 @@
 // tests/support/test_support.h — helpers shared by the test binaries.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,6 +36,25 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// A tmpfs of `bytes` mounted on a fresh directory, to fill a disk in a test; unmounted (and
+// its directory removed) when the object dies. Mounting needs root or CAP_SYS_ADMIN: where
+// the environment refuses, mounted() is false and why_not() says why, for the test to skip.
+class SmallDisk {
+ public:
+  explicit SmallDisk(uint64_t bytes);
+  ~SmallDisk();
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& why_not() const { return why_not_; }
+  const std::filesystem::path& path() const { return dir_.path(); }
+
+ private:
+  TempDir dir_;
+  bool mounted_ = false;
+  std::string why_not_;
 };
 
 }  // namespace evl::test

@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
 # End-to-end tests of what writes a ledger when something goes wrong: init is all or nothing;
-# text from events reaches a terminal with its control characters made visible; and a primary
-# measurement of 0 (or below) is refused, as a number that underflows to 0.
+# text from events reaches a terminal with its control characters made visible; a primary
+# measurement of 0 (or below) is refused; and a full disk stops an import or an append stream
+# at its first failed commit, with exit 3, leaving the log in input order so that running the
+# same command again resumes it.
+# The full-disk part mounts small tmpfs file systems (root or CAP_SYS_ADMIN); where that is
+# refused it says so and skips that part.
 # Usage: writes_test.sh EVLEDGER_BINARY SOURCE_DIR
 set -uo pipefail
 E="$1"
 SRC="$2"
 source "$(dirname "$0")/testlib.sh"
+mounts=()
+cleanup() {
+  for m in "${mounts[@]}"; do umount -l "$m" 2>/dev/null; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
 
 # Nothing in directory $1 but what $2 names (a glob-free list of names, or "").
 holds_only() { [ "$(ls -A "$1" | tr '\n' ' ' | sed 's/ $//')" = "$2" ]; }
+# The event ids of a ledger's entries from index 2 on (after its genesis and one grant).
+ids_from_2() { "$E" log --ledger "$1" --from 2 --json | grep -o '"id":"sha256:[0-9a-f]*"'; }
 
 # --- init: validated first, then all or nothing ---
 mkdir "$T/init"
@@ -108,5 +120,79 @@ expect 2 "--observed-ns 2^53" -- "$E" attest --ledger "$X/L" --key "$X/att.key" 
 contains "$T/err" "give 1 to 9007199254740991" "the range of --observed-ns is named"
 expect 2 "--observed-ns 2^64-1" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text seen --observed-ns 18446744073709551615
 expect 0 "--observed-ns 2^53-1" -- "$E" attest --ledger "$X/L" --key "$X/att.key" --target "$run" --type reproduced --text seen --observed-ns 9007199254740991
+
+# --- a full disk ---
+small_disk() {  # mounts a tmpfs of size $2 on $1
+  mkdir -p "$1" && mount -t tmpfs -o "size=$2" tmpfs "$1" 2>"$T/mount.err" || return 1
+  mounts+=("$1")
+}
+if ! small_disk "$T/d0" 64k; then
+  echo "skipped the full-disk tests: cannot mount a tmpfs here ($(cat "$T/mount.err"); needs root or CAP_SYS_ADMIN)"
+  finish
+  exit $?
+fi
+expect 3 "init on a full disk" -- "$E" init --ledger "$T/d0/L" --origin full.evledger.invalid/log
+contains "$T/err" "the disk is full" "init names the full disk"
+holds_only "$T/d0" "" && ok || bad "init on a full disk left $(ls -A "$T/d0")"
+mount -o remount,size=1m "$T/d0"
+expect 0 "init once there is room" -- "$E" init --ledger "$T/d0/L" --origin full.evledger.invalid/log
+
+"$E" key new imp@sol-execbench --out "$T/imp.key" >/dev/null 2>&1
+"$E" gen --runs 1500 > "$T/cat.jsonl" 2>/dev/null
+setup() {  # a ledger in $1 with the importer granted
+  "$E" init --ledger "$1" --origin "w.evledger.invalid/log" >/dev/null 2>&1 &&
+    "$E" key grant --ledger "$1" --key "$T/imp.key.vkey" --role importer --scope sol-execbench \
+      --signer "$1/keys/admin.key" >/dev/null || bad "setting up $1"
+}
+setup "$T/ref"
+"$E" import --ledger "$T/ref" --key "$T/imp.key" "$T/cat.jsonl" >/dev/null 2>&1 || bad "reference import"
+ids_from_2 "$T/ref" > "$T/ref.ids"
+
+# Small batches, so that some commits fit before the disk is full (about 1,000 of the 3,132
+# entries on 5 MiB).
+small_disk "$T/d1" 5m || bad "mount"
+setup "$T/d1/L"
+expect 3 "an import on a full disk" -- "$E" import --ledger "$T/d1/L" --key "$T/imp.key" --batch 250 "$T/cat.jsonl"
+contains "$T/err" "import stopped at document" "the import says where it stopped"
+contains "$T/err" "the disk is full" "the import names the full disk"
+contains "$T/out" "not stored (the import stopped)" "the summary counts what was not stored"
+if grep -q "rejected:" "$T/err"; then bad "documents were reported rejected for a full disk"; else ok; fi
+stored=$("$E" log --ledger "$T/d1/L" | wc -l)
+[ "$stored" -gt 2 ] && [ "$stored" -lt "$(( $(wc -l < "$T/ref.ids") + 2 ))" ] && ok ||
+  bad "the disk should fill in the middle of the import (log size $stored)"
+ids_from_2 "$T/d1/L" > "$T/d1.ids"
+cmp -s "$T/d1.ids" <(head -n "$(wc -l < "$T/d1.ids")" "$T/ref.ids") && ok ||
+  bad "what the full disk kept is not the import's prefix in input order"
+expect 0 "the ledger a full disk stopped verifies" -- "$E" verify --ledger "$T/d1/L"
+mount -o remount,size=64m "$T/d1"
+expect 0 "the same import again resumes it" -- "$E" import --ledger "$T/d1/L" --key "$T/imp.key" "$T/cat.jsonl"
+ids_from_2 "$T/d1/L" > "$T/d1.ids"
+cmp -s "$T/d1.ids" "$T/ref.ids" && ok || bad "the resumed import's log differs from an import in one go"
+
+# An append stream: the reference ledger's entries as uint16-framed records.
+"$E" export-tiles --ledger "$T/ref" --out "$T/tiles" >/dev/null 2>&1 || bad "export"
+find "$T/tiles/tile/entries" -type f | sort | xargs cat > "$T/stream.bin"
+small_disk "$T/d2" 10m || bad "mount"  # a commit of 4,096 entries fits, not the rest
+setup "$T/d2/L"
+expect 3 "an append stream on a full disk" -- "$E" append --ledger "$T/d2/L" - < "$T/stream.bin"
+contains "$T/err" "not stored: " "the stream names the first entry not stored"
+contains "$T/err" "the disk is full" "the stream names the full disk"
+ids_from_2 "$T/d2/L" > "$T/d2.ids"
+[ -s "$T/d2.ids" ] && cmp -s "$T/d2.ids" <(head -n "$(wc -l < "$T/d2.ids")" "$T/ref.ids") && ok ||
+  bad "what the full disk kept of the stream is not its prefix in order"
+mount -o remount,size=64m "$T/d2"
+expect 1 "the stream again (its genesis and grant are refused, the rest appended)" -- \
+  "$E" append --ledger "$T/d2/L" - < "$T/stream.bin"
+ids_from_2 "$T/d2/L" > "$T/d2.ids"
+cmp -s "$T/d2.ids" "$T/ref.ids" && ok || bad "the resumed stream's log differs from the input"
+
+# A single event on a full disk: not 'rejected', exit 3.
+small_disk "$T/d3" 1m || bad "mount"
+setup "$T/d3/L"
+dd if=/dev/zero of="$T/d3/fill" bs=4k count=1000 2>/dev/null
+"$E" key new a@x --out "$T/a.key" >/dev/null 2>&1
+expect 3 "a grant on a full disk" -- "$E" key grant --ledger "$T/d3/L" --key "$T/a.key.vkey" --role attestor --signer "$T/d3/L/keys/admin.key"
+contains "$T/err" "not stored" "a single event says it was not stored"
+contains "$T/err" "the disk is full" "a single event names the full disk"
 
 finish
