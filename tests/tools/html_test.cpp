@@ -1,0 +1,81 @@
+// The server's HTML writer (tools/server/html.h): text and attribute values escaped by
+// construction, only the writer's own markup, links only from paths and digests.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include "tools/server/html.h"
+
+namespace evl::server::html {
+namespace {
+
+const std::string kDigest =
+    "sha256:0067a718e8bb7768d94a63cb11c52a8a3c14bea437af0f6a28608446ef705328";
+
+TEST_CASE("escape turns every markup character of hostile text into an entity",
+          "[tools][html]") {
+  CHECK(escape("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;");
+  CHECK(escape("<img src=x onerror='alert(1)'>") ==
+        "&lt;img src=x onerror=&#39;alert(1)&#39;&gt;");
+  CHECK(escape("a \"b\" & c") == "a &quot;b&quot; &amp; c");
+  CHECK(escape("µs · 10.26×") == "µs · 10.26×");
+}
+
+TEST_CASE("escape keeps line breaks and makes other control characters and bad UTF-8 visible",
+          "[tools][html]") {
+  CHECK(escape("one\ntwo") == "one\ntwo");
+  CHECK(escape(std::string("a\x1b[31mb")) == "a\\x1b[31mb");
+  CHECK(escape(std::string("x\xff")) == "x\\xff");
+}
+
+TEST_CASE("the writer escapes text and attribute values and closes elements in order",
+          "[tools][html]") {
+  Writer w("/log");
+  w.doctype().open("main", {{"class", "a\"><script>"}});
+  w.element("h1", "Run <b>1</b>");
+  w.open("p").text("x & y");
+  CHECK(w.depth() == 2);
+  const std::string page = w.finish();
+  CHECK(page ==
+        "<!doctype html>\n<main class=\"a&quot;&gt;&lt;script&gt;\"><h1>Run &lt;b&gt;1&lt;/b&gt;"
+        "</h1><p>x &amp; y</p></main>");
+  CHECK(page.find("<script") == std::string::npos);
+}
+
+TEST_CASE("links are built from digests and numbers under the server's prefix",
+          "[tools][html]") {
+  Writer w("/log");
+  w.link(Href::run(kDigest), "run").link(Href::event(185), "event");
+  w.link_tag("alternate", Href::path("/api/v1/runs/0067a7"), {{"type", "application/json"}});
+  w.link(Href::tlog_proof(185), "proof");
+  w.link(Href::compare({kDigest, kDigest}), "compare");
+  const std::string page = w.finish();
+  CHECK(page.find("<a href=\"/log/runs/0067a718e8bb7768d94a63cb11c52a8a3c14bea437af0f6a28608446ef"
+                  "705328\">run</a>") != std::string::npos);
+  CHECK(page.find("<a href=\"/log/events/185\">event</a>") != std::string::npos);
+  CHECK(page.find("<link rel=\"alternate\" href=\"/log/api/v1/runs/0067a7\" "
+                  "type=\"application/json\">") != std::string::npos);
+  CHECK(page.find("href=\"/log/api/v1/proofs/inclusion?index=185&amp;format=tlog-proof\"") !=
+        std::string::npos);
+  CHECK(page.find("/log/compare?run=0067a7") != std::string::npos);
+}
+
+TEST_CASE("text cannot become a link target, a script, a style or an event handler",
+          "[tools][html]") {
+  Writer w;
+  CHECK_THROWS_AS(w.open("div", {{"onclick", "alert(1)"}}), std::logic_error);
+  CHECK_THROWS_AS(w.open("div", {{"href", "javascript:alert(1)"}}), std::logic_error);
+  CHECK_THROWS_AS(w.open("img", {{"src", "x"}}), std::logic_error);
+  CHECK_THROWS_AS(w.open("div", {{"style", "color:red"}}), std::logic_error);
+  CHECK_THROWS_AS(w.open("script"), std::logic_error);
+  CHECK_THROWS_AS(w.open("div", {{"data x", "1"}}), std::logic_error);
+  CHECK_THROWS_AS(Href::run("javascript:alert(1)"), std::logic_error);
+  CHECK_THROWS_AS(Href::run(kDigest + "\"><script>"), std::logic_error);
+  CHECK_THROWS_AS(Href::path("//evil.example/"), std::logic_error);
+  CHECK_THROWS_AS(Href::path("/runs/<x>"), std::logic_error);
+  CHECK_THROWS_AS(w.close(), std::logic_error);
+}
+
+}  // namespace
+}  // namespace evl::server::html

@@ -1,0 +1,168 @@
+#include "tools/server/html.h"
+
+#include <stdexcept>
+
+#include "tools/render.h"
+
+namespace evl::server::html {
+namespace {
+
+bool is_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+void check_tag(std::string_view tag) {
+  if (!is_name(tag) || tag == "script" || tag == "style") {
+    throw std::logic_error("html: <" + std::string(tag) + "> is not an element this writer emits");
+  }
+}
+
+// Attribute names the writer refuses as text: event handlers, inline style, and the ones that
+// take a URL (those come from an Href).
+void check_attribute(std::string_view name) {
+  if (!is_name(name) || name.substr(0, 2) == "on" || name == "style" || name == "href" ||
+      name == "src" || name == "action" || name == "formaction" || name == "srcdoc") {
+    throw std::logic_error("html: attribute '" + std::string(name) + "' may not be written as text");
+  }
+}
+
+bool is_path_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~' || c == '/';
+}
+
+}  // namespace
+
+std::string escape(std::string_view text) {
+  const std::string visible = cli::visible_lines(text);
+  std::string out;
+  out.reserve(visible.size() + 16);
+  for (char c : visible) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+bool is_digest_text(std::string_view text) {
+  constexpr std::string_view kScheme = "sha256:";
+  if (text.size() != kScheme.size() + 64 || text.substr(0, kScheme.size()) != kScheme) return false;
+  for (char c : text.substr(kScheme.size())) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string digest_hex(std::string_view digest) {
+  if (!is_digest_text(digest)) {
+    throw std::logic_error("html: '" + std::string(digest.substr(0, 80)) + "' is no digest");
+  }
+  return std::string(digest.substr(7));
+}
+
+Href Href::path(std::string_view fixed) {
+  bool ok = !fixed.empty() && fixed[0] == '/';
+  for (char c : fixed) ok = ok && is_path_char(c);
+  ok = ok && fixed.find("//") == std::string_view::npos;  // "//host" would leave this server
+  if (!ok) throw std::logic_error("html: '" + std::string(fixed) + "' is not a path of this server");
+  return Href(std::string(fixed));
+}
+
+Href Href::run(std::string_view digest) { return Href("/runs/" + digest_hex(digest)); }
+Href Href::group(std::string_view digest) { return Href("/groups/" + digest_hex(digest)); }
+Href Href::event(uint64_t index) { return Href("/events/" + std::to_string(index)); }
+
+Href Href::tlog_proof(uint64_t index) {
+  return Href("/api/v1/proofs/inclusion?index=" + std::to_string(index) + "&format=tlog-proof");
+}
+
+Href Href::compare(const std::vector<std::string>& digests) {
+  std::string target = "/compare";
+  char separator = '?';
+  for (const auto& d : digests) {
+    target += separator + std::string("run=") + digest_hex(d);
+    separator = '&';
+  }
+  return Href(std::move(target));
+}
+
+Writer& Writer::doctype() {
+  out_ += "<!doctype html>\n";
+  return *this;
+}
+
+void Writer::start_tag(std::string_view tag, std::initializer_list<Attr> attrs, const Href* href,
+                       std::string_view rel) {
+  check_tag(tag);
+  out_ += '<';
+  out_ += tag;
+  if (!rel.empty()) out_ += " rel=\"" + escape(rel) + "\"";
+  if (href != nullptr) out_ += " href=\"" + escape(href->under(prefix_)) + "\"";
+  for (const Attr& a : attrs) {
+    check_attribute(a.name);
+    out_ += ' ';
+    out_ += a.name;
+    out_ += "=\"" + escape(a.value) + "\"";
+  }
+  out_ += '>';
+}
+
+Writer& Writer::open(std::string_view tag, std::initializer_list<Attr> attrs) {
+  start_tag(tag, attrs, nullptr, "");
+  open_.emplace_back(tag);
+  return *this;
+}
+
+Writer& Writer::open_link(const Href& href, std::initializer_list<Attr> attrs) {
+  start_tag("a", attrs, &href, "");
+  open_.emplace_back("a");
+  return *this;
+}
+
+Writer& Writer::close() {
+  if (open_.empty()) throw std::logic_error("html: close() with no open element");
+  out_ += "</" + open_.back() + ">";
+  open_.pop_back();
+  return *this;
+}
+
+Writer& Writer::empty(std::string_view tag, std::initializer_list<Attr> attrs) {
+  start_tag(tag, attrs, nullptr, "");
+  return *this;
+}
+
+Writer& Writer::link_tag(std::string_view rel, const Href& href, std::initializer_list<Attr> attrs) {
+  start_tag("link", attrs, &href, rel);
+  return *this;
+}
+
+Writer& Writer::text(std::string_view text) {
+  out_ += escape(text);
+  return *this;
+}
+
+Writer& Writer::element(std::string_view tag, std::string_view content,
+                        std::initializer_list<Attr> attrs) {
+  return open(tag, attrs).text(content).close();
+}
+
+Writer& Writer::link(const Href& href, std::string_view content, std::initializer_list<Attr> attrs) {
+  return open_link(href, attrs).text(content).close();
+}
+
+std::string Writer::finish() {
+  while (!open_.empty()) close();
+  return std::move(out_);
+}
+
+}  // namespace evl::server::html

@@ -1,0 +1,100 @@
+// tools/server/html.h — the one way the server writes HTML: a builder in which text is escaped
+// by construction and only the builder emits markup.
+//
+//   - text() and every attribute value are escaped (& < > " '), with control characters but
+//     '\n' made visible and invalid UTF-8 shown as \xNN (tools/render.h's visible_lines), so
+//     that nothing a manifest holds can open an element, end an attribute or run a script;
+//   - element and attribute names are the writer's own: lowercase letters, digits and '-';
+//     an attribute named on... (an inline event handler), style, href, src or action given as
+//     plain text is a bug (std::logic_error): links are Href values, which are built only from
+//     the server's own paths and from digests and numbers (never from text a manifest holds);
+//   - elements close in order: close() ends the innermost open one, finish() all of them.
+//
+// Thread safety: a Writer belongs to one thread; the free functions are pure.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace evl::server::html {
+
+// `text` for element content or a quoted attribute value.
+std::string escape(std::string_view text);
+
+// A link target of this server, relative to its prefix ("/runs/<hex>"), or to the API.
+class Href {
+ public:
+  // A path the server writes itself ("/", "/records", "/assets/app.css"): must start with
+  // '/' and hold only A-Z a-z 0-9 - . _ ~ /, with no empty segment (a bug otherwise).
+  static Href path(std::string_view fixed);
+  // /runs/<hex>, /groups/<hex>: from a digest's text ("sha256:<64 hex>"); a bug otherwise.
+  static Href run(std::string_view digest);
+  static Href group(std::string_view digest);
+  // /events/<index>.
+  static Href event(uint64_t index);
+  // /api/v1/proofs/inclusion?index=<index>&format=tlog-proof.
+  static Href tlog_proof(uint64_t index);
+  // /compare?run=<hex>&run=<hex>...: from digests.
+  static Href compare(const std::vector<std::string>& digests);
+
+  // The target below `prefix` (the server's --prefix, "" for the root).
+  std::string under(std::string_view prefix) const { return std::string(prefix) + target_; }
+  const std::string& target() const { return target_; }
+
+ private:
+  explicit Href(std::string target) : target_(std::move(target)) {}
+  std::string target_;
+};
+
+// The 64 hex digits of a digest's text ("sha256:<hex>"); a bug (std::logic_error) when the
+// text is no digest.
+std::string digest_hex(std::string_view digest);
+bool is_digest_text(std::string_view text);
+
+struct Attr {
+  std::string_view name;
+  std::string value;
+};
+
+class Writer {
+ public:
+  // Links are written as `prefix` + the Href's target.
+  explicit Writer(std::string prefix = "") : prefix_(std::move(prefix)) {}
+
+  // "<!doctype html>", once, first.
+  Writer& doctype();
+  // <tag attrs...>; the element stays open until close().
+  Writer& open(std::string_view tag, std::initializer_list<Attr> attrs = {});
+  // <a href=...> opened.
+  Writer& open_link(const Href& href, std::initializer_list<Attr> attrs = {});
+  // Ends the innermost open element.
+  Writer& close();
+  // An element with no content (<meta>, <link>, <br>, <input>): never closed.
+  Writer& empty(std::string_view tag, std::initializer_list<Attr> attrs = {});
+  // <link rel=... href=...>.
+  Writer& link_tag(std::string_view rel, const Href& href, std::initializer_list<Attr> attrs = {});
+  // Escaped text.
+  Writer& text(std::string_view text);
+  // open(tag, attrs), text(content), close().
+  Writer& element(std::string_view tag, std::string_view content,
+                  std::initializer_list<Attr> attrs = {});
+  // <a href=...>content</a>.
+  Writer& link(const Href& href, std::string_view content, std::initializer_list<Attr> attrs = {});
+
+  // Depth of open elements.
+  size_t depth() const { return open_.size(); }
+  // Closes every open element and gives the document.
+  std::string finish();
+
+ private:
+  void start_tag(std::string_view tag, std::initializer_list<Attr> attrs,
+                 const Href* href, std::string_view rel);
+  std::string prefix_;
+  std::string out_;
+  std::vector<std::string> open_;
+};
+
+}  // namespace evl::server::html
