@@ -10,6 +10,7 @@
 #include "projections/query.h"
 #include "ledger/ledger.h"
 #include "tools/cli.h"
+#include "tools/json_text.h"
 
 namespace evl::cli {
 
@@ -26,21 +27,5 @@ Status with_projections(
 
 // Runs and groups are named on the command line as projections/query.h's parse_run_prefix and
 // parse_group_prefix take them, and resolved there (resolve_run, resolve_group).
-
-// Compact canonical JSON of a value (one line).
-std::string json_line(const Json& value);
-
-// A member as text for a terminal: strings bare with control characters made visible
-// (visible_text, events/utf8.h), numbers in JCS form, null as "-".
-std::string text_of(const Json* value);
-
-// A digest's text cut after its first `hex_digits` hex digits and ended with kEllipsis
-// ("sha256:0012c2de8659…"), as the listings and the run page print digests; shorter text ("-")
-// whole.
-std::string short_digest(std::string text, size_t hex_digits);
-
-// `text` followed by spaces up to `width` characters (UTF-8: "µ" and "…" count one each); text
-// as long or longer is returned whole.
-std::string padded(std::string text, size_t width);
 
 }  // namespace evl::cli

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "events/kernelindex.h"
-#include "tools/projection_cli.h"
+#include "tools/json_text.h"
 
 namespace evl::cli {
 
@@ -79,27 +79,33 @@ std::string void_note(const Json& item) {
   return present(item, "void") ? " [void: " + str(item, "void") + "]" : "";
 }
 
+// Builds the sections; rows without a value are left out.
 class Page {
  public:
-  static constexpr size_t kLabelWidth = 22;
-
-  void line(const std::string& text) { out_ += "  " + text + "\n"; }
-  void section(const char* title) { out_ += std::string("\n") + title + "\n"; }
-  // "  label  value", the values aligned after labels of up to 22 characters (UTF-8 counted
-  // as characters); longer labels are kept whole.
-  void row(const std::string& label, const std::string& value) {
-    if (value == "-" || value.empty()) return;
-    out_ += "  " + padded(label, kLabelWidth) + " " + value + "\n";
+  void line(const std::string& text) { items().push_back({RunPageItem::Kind::kLine, "", text}); }
+  void section(const char* title) { page_.sections.push_back({title, {}}); }
+  // A row with a value; none (nullptr) when the value is absent.
+  RunPageItem* row(const std::string& label, const std::string& value) {
+    if (value == "-" || value.empty()) return nullptr;
+    items().push_back({RunPageItem::Kind::kRow, label, value});
+    return &items().back();
   }
-  // One "- " line per item of the list `member`, or `empty` when there is none.
+  // One item of the list `member` each, naming the log entry it came from, or `empty` when
+  // there is none.
   void list(const Json& view, const char* member, const char* empty,
             const std::function<std::string(const Json&)>& describe) {
-    const Json* items = json_path(view, member);
-    if (items == nullptr || !items->is_array() || items->as_array().empty()) {
+    const Json* listed = json_path(view, member);
+    if (listed == nullptr || !listed->is_array() || listed->as_array().empty()) {
       line(empty);
       return;
     }
-    for (const auto& item : items->as_array()) line("- " + describe(item));
+    for (const auto& item : listed->as_array()) {
+      RunPageItem entry{RunPageItem::Kind::kListItem, "", describe(item)};
+      if (const Json* index = json_path(item, "index"); index && index->is_number()) {
+        entry.index = static_cast<uint64_t>(index->as_number());
+      }
+      items().push_back(std::move(entry));
+    }
   }
   // A manifest the view references but the ledger does not hold yet.
   void absent_manifest(const Json& view, const char* role) {
@@ -111,10 +117,12 @@ class Page {
            " is not in this ledger; the view completes when it is appended.");
     }
   }
-  std::string take() { return std::move(out_); }
+  void link_last_to_run(const std::string& digest) { items().back().run = digest; }
+  RunPage take() { return std::move(page_); }
 
  private:
-  std::string out_;
+  std::vector<RunPageItem>& items() { return page_.sections.back().items; }
+  RunPage page_;
 };
 
 void primary_section(Page& page, const Json& view, const std::vector<RankExclusion>& unranked) {
@@ -128,25 +136,14 @@ void primary_section(Page& page, const Json& view, const std::vector<RankExclusi
               (str(view, "tied") == "true" ? " (tied)" : "") + " · observed " + observed);
     if (str(view, "rank") != "1" && present(view, "leader")) {
       page.line("Leader of the group: " + short_digest(str(view, "leader")));
+      page.link_last_to_run(str(view, "leader"));
     }
   } else {
     auto reasons = unranked_reasons(view, unranked);
     page.line("Not ranked" + (reasons.empty() ? "" : ": " + joined(reasons, "; ")) +
               " · observed " + observed);
   }
-  std::vector<std::string> native;
-  if (const Json* sol = json_path(view, "sourceNative.solScore"); sol && sol->is_number()) {
-    native.push_back(format("SOL %.4f", sol->as_number()));
-  }
-  const Json* speedup = json_path(view, "sourceNative.speedup");
-  if (speedup != nullptr && speedup->is_number()) {
-    native.push_back(format("%.2f× reference", speedup->as_number()));
-  }
-  if (present(view, "sourceNative.casesFaster") && present(view, "sourceNative.casesTotal")) {
-    native.push_back(str(view, "sourceNative.casesFaster") + "/" +
-                     str(view, "sourceNative.casesTotal") + " cases faster");
-  }
-  if (!native.empty()) page.line(joined(native, " · "));
+  if (std::string native = source_native_text(view); !native.empty()) page.line(native);
   std::vector<std::string> flags;
   if (const Json* list = json_path(view, "flags"); list && list->is_array()) {
     for (const auto& f : list->as_array()) flags.push_back(text_of(&f));
@@ -171,11 +168,13 @@ void identity_section(Page& page, const Json& view) {
     page.row("source available", str(view, "sourceAvailable") == "true" ? "yes" : "no");
   }
   page.row("workload", str(view, "workload.title"));
-  page.row("comparison key", short_digest(str(view, "comparisonKey")));
+  if (auto* key = page.row("comparison key", short_digest(str(view, "comparisonKey")))) {
+    key->group = str(view, "comparisonKey");
+  }
   page.row("source", str(view, "source"));
   page.row("benchmark", str(view, "benchmark"));
   page.row("external id", str(view, "externalId"));
-  page.row("run digest", str(view, "run"));
+  if (auto* digest = page.row("run digest", str(view, "run"))) digest->copy = true;
   std::vector<std::string> missing;
   if (const Json* list = json_path(view, "missing"); list && list->is_array()) {
     for (const auto& d : list->as_array()) {
@@ -339,17 +338,31 @@ std::vector<std::string> unranked_reasons(const Json& view,
   return reasons;
 }
 
-std::string run_page_text(const Json& view, const RunPageContext& context) {
+std::string source_native_text(const Json& view) {
+  std::vector<std::string> native;
+  if (const Json* sol = json_path(view, "sourceNative.solScore"); sol && sol->is_number()) {
+    native.push_back(format("SOL %.4f", sol->as_number()));
+  }
+  const Json* speedup = json_path(view, "sourceNative.speedup");
+  if (speedup != nullptr && speedup->is_number()) {
+    native.push_back(format("%.2f× reference", speedup->as_number()));
+  }
+  if (present(view, "sourceNative.casesFaster") && present(view, "sourceNative.casesTotal")) {
+    native.push_back(str(view, "sourceNative.casesFaster") + "/" +
+                     str(view, "sourceNative.casesTotal") + " cases faster");
+  }
+  return joined(native, " · ");
+}
+
+RunPage run_page(const Json& view, const RunPageContext& context) {
   Page page;
-  const std::string run = str(view, "run");
-  std::string text = "Run " + (run.size() >= 15 ? run.substr(7, 8) : run) + " · evledger\n" +
-                     str(view, "title") + "\n";
   primary_section(page, view, context.unranked);
   identity_section(page, view);
   correctness_section(page, view);
   manifest_sections(page, view);
   evidence_sections(page, view);
 
+  const std::string run = str(view, "run");
   page.section("Cite this record");
   page.line(str(view, "title") + ". evledger log " +
             (context.origin.empty() ? std::string("-") : context.origin) + ", entry " +
@@ -358,7 +371,30 @@ std::string run_page_text(const Json& view, const RunPageContext& context) {
   page.line("Verify: evledger proof inclusion --ledger DIR --index " + str(view, "index") +
             ", then evledger proof verify with the log's key. The observation and its manifest: "
             "evledger get --ledger DIR " + str(view, "index") + " --json.");
-  return text + page.take();
+  RunPage made = page.take();
+  made.heading = "Run " + (run.size() >= 15 ? run.substr(7, 8) : run);
+  made.title = str(view, "title");
+  return made;
+}
+
+std::string run_page_text(const Json& view, const RunPageContext& context) {
+  constexpr size_t kLabelWidth = 22;
+  const RunPage page = run_page(view, context);
+  std::string out = page.heading + " · evledger\n" + page.title + "\n";
+  for (const auto& section : page.sections) {
+    out += "\n" + section.title + "\n";
+    for (const auto& item : section.items) {
+      switch (item.kind) {
+        case RunPageItem::Kind::kLine: out += "  " + item.text + "\n"; break;
+        case RunPageItem::Kind::kListItem: out += "  - " + item.text + "\n"; break;
+        // Values aligned after labels of up to 22 characters; longer labels kept whole.
+        case RunPageItem::Kind::kRow:
+          out += "  " + padded(item.label, kLabelWidth) + " " + item.text + "\n";
+          break;
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace evl::cli
