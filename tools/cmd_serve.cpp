@@ -10,6 +10,7 @@
 #include "tools/serve_options.h"
 #include "tools/server/api.h"
 #include "tools/server/handlers.h"
+#include "tools/server/pages.h"
 #include "tools/server/server.h"
 
 namespace evl::cli {
@@ -29,6 +30,7 @@ constexpr const char* kUsage =
     "        with a C2SP tlog-proof receipt per entry; 503 with Retry-After when the queue is full\n"
     "  /api/v1/...   the JSON API: events, proofs, checkpoints, runs, groups, leaders,\n"
     "        benchmarks, keys, statement; described by /api/v1/openapi.json\n"
+    "  /runs/<run>   the pages people read, rendered from the projections (HTML)\n"
     "  /healthz, /metrics (Prometheus)\n"
     "\n"
     "  --listen HOST:PORT   address to listen on (default 127.0.0.1:8080; port 0: any free one)\n"
@@ -71,6 +73,7 @@ int run(const Args& args) {
   server::Router router(prefix, read_only);
   server::add_log_routes(router);
   server::add_api_routes(router);
+  server::add_page_routes(router);
   std::vector<std::string> names;
   for (const auto& r : router.routes()) names.push_back(r.name);
   server::Metrics metrics(names);

@@ -23,6 +23,7 @@
 #include "tools/render.h"
 #include "tools/server/api.h"
 #include "tools/server/handlers.h"
+#include "tests/support/served_catalog.h"
 
 namespace evl {
 namespace {
@@ -30,123 +31,17 @@ namespace {
 using server::Request;
 using server::Response;
 using test::Cast;
+using test::Catalog;
+using test::Served;
 using test::TempDir;
-
-std::string body_of(const Response& r) { return r.body ? *r.body : std::string(); }
-
-Json json_of(const Response& r) {
-  auto j = parse_json(body_of(r));
-  INFO(body_of(r));
-  REQUIRE(j.has_value());
-  return std::move(*j);
-}
+using test::body_of;
+using test::json_of;
 
 std::string detail_of(const Response& r) {
   const Json j = json_of(r);
   return json_string(j, "detail").value_or("");
 }
 
-// The API's routes (and the log's) over `ledger`, read-only, called without a socket.
-struct Served {
-  explicit Served(Ledger& ledger) : checkpoints(ledger), router("", true) {
-    server::add_log_routes(router);
-    server::add_api_routes(router);
-    std::vector<std::string> names;
-    for (const auto& r : router.routes()) names.push_back(r.name);
-    metrics = std::make_unique<server::Metrics>(names);
-    context = std::make_unique<server::Context>(ledger, nullptr, resources, checkpoints, *metrics);
-  }
-
-  Response get(std::string target, std::vector<server::Header> headers = {}) {
-    Request request;
-    request.method = "GET";
-    request.target = std::move(target);
-    request.headers = std::move(headers);
-    std::promise<Response> answer;
-    router.handle(request, *context, [&](Response r) { answer.set_value(std::move(r)); });
-    return answer.get_future().get();
-  }
-
-  server::ResourceCache resources{size_t{16} << 20};
-  server::CheckpointCache checkpoints;
-  server::Router router;
-  std::unique_ptr<server::Metrics> metrics;
-  std::unique_ptr<server::Context> context;
-};
-
-// A ledger with the prologue and a generated catalog of `runs` runs, kept with projections,
-// served.
-struct Catalog {
-  explicit Catalog(uint64_t runs = 60) {
-    OpenOptions options;
-    options.create = true;
-    options.hook = make_projection_hook();
-    ledger = test::open_test_ledger(dir, options);
-    test::append_all(*ledger, cast.prologue_entries());
-    import(runs, 5);
-    served = std::make_unique<Served>(*ledger);
-  }
-
-  void import(uint64_t runs, uint64_t seed) {
-    std::string jsonl;
-    gen::generate_sol_catalog({runs, seed},
-                              [&](const Json& m) { jsonl += jcs_serialize(m) + "\n"; });
-    std::istringstream in(jsonl);
-    auto reader = cli::ManifestReader::from_stream(in, "catalog");
-    cli::ImportOptions options;
-    options.batch = 17;  // several commits, so several checkpoints
-    cli::Importer importer(*ledger, cast.importer, options);
-    REQUIRE(importer.import(*reader).is_ok());
-    REQUIRE(importer.totals().rejected == 0);
-  }
-
-  Response get(std::string target, std::vector<server::Header> headers = {}) {
-    return served->get(std::move(target), std::move(headers));
-  }
-
-  // Follows `next` from `first` (a target with a query) to the end; each page must be 200.
-  std::vector<Json> all_pages(const std::string& first, size_t* pages = nullptr) {
-    std::vector<Json> items;
-    std::string target = first;
-    for (size_t n = 1;; ++n) {
-      Response r = get(target);
-      INFO(target << ": " << body_of(r));
-      REQUIRE(r.status == 200);
-      Json page = json_of(r);
-      for (const Json& item : page.find("items")->as_array()) items.push_back(item);
-      const Json* next = page.find("next");
-      REQUIRE(next != nullptr);
-      if (next->is_null()) {
-        if (pages != nullptr) *pages = n;
-        return items;
-      }
-      target = first + "&cursor=" + next->as_string();
-    }
-  }
-
-  // What `fn` reads from one snapshot of the projections, as the CLI reads them.
-  template <typename T>
-  T read(const std::function<Result<T>(const ProjectionStore&)>& fn) {
-    std::optional<T> out;
-    REQUIRE(read_projections(*ledger, [&](const ProjectionStore& state, uint64_t) -> Status {
-              auto r = fn(state);
-              if (!r) return r.error();
-              out = std::move(*r);
-              return Status::ok();
-            }).is_ok());
-    return std::move(*out);
-  }
-
-  std::vector<Json> cli_runs(const RunFilter& filter = {}) {
-    return read<std::vector<Json>>(
-        [&](const ProjectionStore& s) { return list_runs(s, filter); });
-  }
-
-  TempDir dir;
-  Cast cast;
-  std::unique_ptr<Ledger> ledger;
-  std::unique_ptr<Served> served;
-};
 
 std::vector<std::string> texts(const std::vector<Json>& items) {
   std::vector<std::string> out;

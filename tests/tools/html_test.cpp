@@ -50,7 +50,12 @@ TEST_CASE("links are built from digests and numbers under the server's prefix",
   w.link_tag("alternate", Href::path("/api/v1/runs/0067a7"), {{"type", "application/json"}});
   w.link(Href::tlog_proof(185), "proof");
   w.link(Href::compare({kDigest, kDigest}), "compare");
+  w.script(Href::path("/assets/app.js"));
+  w.open_form(Href::path("/search")).close();
   const std::string page = w.finish();
+  CHECK(page.find("<script src=\"/log/assets/app.js\" defer=\"defer\"></script>") !=
+        std::string::npos);
+  CHECK(page.find("<form action=\"/log/search\"></form>") != std::string::npos);
   CHECK(page.find("<a href=\"/log/runs/0067a718e8bb7768d94a63cb11c52a8a3c14bea437af0f6a28608446ef"
                   "705328\">run</a>") != std::string::npos);
   CHECK(page.find("<a href=\"/log/events/185\">event</a>") != std::string::npos);

@@ -138,7 +138,8 @@ Response LogAnswer::ok(std::string body, std::string_view content_type) const {
 }
 
 Response LogAnswer::from_projections(
-    const std::function<Result<std::string>(const ProjectionStore&)>& read) const {
+    const std::function<Result<std::string>(const ProjectionStore&)>& read,
+    std::string_view content_type) const {
   std::string body;
   bool lagging = false;
   Status s = read_projections(
@@ -156,7 +157,7 @@ Response LogAnswer::from_projections(
         .with("Retry-After", std::to_string(context_.retry_after_seconds));
   }
   if (!s) return problem_of(s, context_);
-  return ok(std::move(body));
+  return ok(std::move(body), content_type);
 }
 
 Response projection_listing(const Request& request, Context& context, std::string_view route,

@@ -55,7 +55,8 @@ class LogAnswer {
   // The body that `read` makes of one snapshot of the projections, answered with ok(); 503
   // with Retry-After when they do not cover the log yet, the problem of any other error.
   Response from_projections(
-      const std::function<Result<std::string>(const ProjectionStore& state)>& read) const;
+      const std::function<Result<std::string>(const ProjectionStore& state)>& read,
+      std::string_view content_type = kJsonType) const;
 
  private:
   Context& context_;

@@ -102,12 +102,14 @@ Writer& Writer::doctype() {
 }
 
 void Writer::start_tag(std::string_view tag, std::initializer_list<Attr> attrs, const Href* href,
-                       std::string_view rel) {
-  check_tag(tag);
+                       std::string_view rel, std::string_view href_name) {
+  if (!(tag == "script" && href_name == "src")) check_tag(tag);  // only script() writes one
   out_ += '<';
   out_ += tag;
   if (!rel.empty()) out_ += " rel=\"" + escape(rel) + "\"";
-  if (href != nullptr) out_ += " href=\"" + escape(href->under(prefix_)) + "\"";
+  if (href != nullptr) {
+    out_ += " " + std::string(href_name) + "=\"" + escape(href->under(prefix_)) + "\"";
+  }
   for (const Attr& a : attrs) {
     check_attribute(a.name);
     out_ += ' ';
@@ -143,6 +145,18 @@ Writer& Writer::empty(std::string_view tag, std::initializer_list<Attr> attrs) {
 
 Writer& Writer::link_tag(std::string_view rel, const Href& href, std::initializer_list<Attr> attrs) {
   start_tag("link", attrs, &href, rel);
+  return *this;
+}
+
+Writer& Writer::script(const Href& src) {
+  start_tag("script", {{"defer", "defer"}}, &src, "", "src");
+  out_ += "</script>";
+  return *this;
+}
+
+Writer& Writer::open_form(const Href& action, std::initializer_list<Attr> attrs) {
+  start_tag("form", attrs, &action, "", "action");
+  open_.emplace_back("form");
   return *this;
 }
 

@@ -76,6 +76,10 @@ class Writer {
   Writer& empty(std::string_view tag, std::initializer_list<Attr> attrs = {});
   // <link rel=... href=...>.
   Writer& link_tag(std::string_view rel, const Href& href, std::initializer_list<Attr> attrs = {});
+  // <script src=... defer></script>: scripts come only from the server's own files.
+  Writer& script(const Href& src);
+  // <form action=... method=get> opened.
+  Writer& open_form(const Href& action, std::initializer_list<Attr> attrs = {});
   // Escaped text.
   Writer& text(std::string_view text);
   // open(tag, attrs), text(content), close().
@@ -90,8 +94,8 @@ class Writer {
   std::string finish();
 
  private:
-  void start_tag(std::string_view tag, std::initializer_list<Attr> attrs,
-                 const Href* href, std::string_view rel);
+  void start_tag(std::string_view tag, std::initializer_list<Attr> attrs, const Href* href,
+                 std::string_view rel, std::string_view href_name = "href");
   std::string prefix_;
   std::string out_;
   std::vector<std::string> open_;

@@ -1,0 +1,21 @@
+// evledger's pages work without this file; it adds copy buttons to values marked data-copy.
+"use strict";
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("[data-copy]").forEach(function (target) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.setAttribute("aria-label", "Copy " + (target.getAttribute("data-copy-name") || "value"));
+    button.addEventListener("click", function () {
+      var text = target.textContent;
+      if (!navigator.clipboard) return;
+      navigator.clipboard.writeText(text).then(function () {
+        button.textContent = "Copied";
+      }, function () {
+        button.textContent = "Select and copy";
+      });
+    });
+    target.after(button);
+  });
+});

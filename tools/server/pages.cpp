@@ -1,0 +1,38 @@
+// The pages' routes and their assets (tools/server/pages.h).
+#include "tools/server/pages.h"
+
+#include "events/bytes.h"
+#include "events/sha256.h"
+#include "tools/server/page_support.h"
+
+namespace evl::server {
+namespace {
+
+// An asset answer: cached for an hour, revalidated by the digest of its bytes.
+Response asset(const Request& request, std::string_view body, std::string_view type) {
+  const std::string etag = "\"" + hex_encode(sha256(as_bytes(body))).substr(0, 16) + "\"";
+  Response r;
+  if (request.header("If-None-Match").value_or("") == etag) {
+    r.status = 304;
+  } else {
+    r = Response::bytes(200, std::string(type), std::string(body));
+  }
+  return std::move(r).with("ETag", etag).with("Cache-Control", "public, max-age=3600")
+      .with("X-Content-Type-Options", "nosniff");
+}
+
+}  // namespace
+
+Response handle_asset(const Request& request, Context&) {
+  if (request.rest == "app.css") return asset(request, kAppCss, "text/css; charset=utf-8");
+  if (request.rest == "app.js") return asset(request, kAppJs, "text/javascript; charset=utf-8");
+  return pages::error_page(request, 404, "no asset " + request.rest.substr(0, 100) +
+                                             " on this server: app.css and app.js are");
+}
+
+void add_page_routes(Router& router) {
+  router.get("/assets/", "asset", handle_asset, true);
+  router.get("/runs/", "page-run", handle_page_run, true);
+}
+
+}  // namespace evl::server

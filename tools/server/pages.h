@@ -1,0 +1,42 @@
+// tools/server/pages.h — the pages people read, served by `evledger serve` at its prefix,
+// rendered on the server from the projections (projections/query.h, the calls the JSON API
+// makes) through the HTML writer (tools/server/html.h). No page decides a rank, an evidence
+// level or a verdict: it shows what the projections say.
+//
+//   GET /assets/app.css, /assets/app.js   the pages' style and script (embedded at build time)
+//   GET /runs/<run digest or a unique start>   a run: every section of `evledger show`,
+//        banners, "Compare with #1", the group, "Cite this record" with a .tlog-proof
+//
+// Every page carries the Content-Security-Policy below (no inline script or style, scripts only
+// from /assets/), X-Content-Type-Options: nosniff, <link rel=alternate type=application/json>
+// to the API resource it shows, and the API's caching rule (api.h): an ETag of the newest
+// checkpoint, so that a cache in front (tools/nginx/) keeps it until the next checkpoint.
+// Errors are pages too, with the API's status and the CLI's message.
+//
+// Thread safety: handlers are plain functions of their request and context.
+#pragma once
+
+#include <string_view>
+
+#include "tools/server/context.h"
+#include "tools/server/http.h"
+#include "tools/server/router.h"
+
+namespace evl::server {
+
+inline constexpr std::string_view kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+inline constexpr std::string_view kHtmlType = "text/html; charset=utf-8";
+
+// The assets (tools/server/assets/), embedded at build time.
+extern const std::string_view kAppCss;
+extern const std::string_view kAppJs;
+
+// Adds the routes above to `router`.
+void add_page_routes(Router& router);
+
+Response handle_asset(const Request& request, Context& context);
+Response handle_page_run(const Request& request, Context& context);
+
+}  // namespace evl::server
