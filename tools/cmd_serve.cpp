@@ -30,7 +30,7 @@ constexpr const char* kUsage =
     "        with a C2SP tlog-proof receipt per entry; 503 with Retry-After when the queue is full\n"
     "  /api/v1/...   the JSON API: events, proofs, checkpoints, runs, groups, leaders,\n"
     "        benchmarks, keys, statement; described by /api/v1/openapi.json\n"
-    "  /runs/<run>   the pages people read, rendered from the projections (HTML)\n"
+    "  /runs/<run>, /groups/<key>   the pages people read, rendered from the projections\n"
     "  /healthz, /metrics (Prometheus)\n"
     "\n"
     "  --listen HOST:PORT   address to listen on (default 127.0.0.1:8080; port 0: any free one)\n"

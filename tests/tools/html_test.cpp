@@ -70,6 +70,8 @@ TEST_CASE("text cannot become a link target, a script, a style or an event handl
           "[tools][html]") {
   Writer w;
   CHECK_THROWS_AS(w.open("div", {{"onclick", "alert(1)"}}), std::logic_error);
+  CHECK_THROWS_AS(w.open("div", {{"ONCLICK", "alert(1)"}}), std::logic_error);
+  CHECK_THROWS_AS(w.open("svg", {{"onLoad", "alert(1)"}}), std::logic_error);
   CHECK_THROWS_AS(w.open("div", {{"href", "javascript:alert(1)"}}), std::logic_error);
   CHECK_THROWS_AS(w.open("img", {{"src", "x"}}), std::logic_error);
   CHECK_THROWS_AS(w.open("div", {{"style", "color:red"}}), std::logic_error);

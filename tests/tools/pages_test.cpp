@@ -124,6 +124,40 @@ TEST_CASE("manifest text holding markup shows as text on the run page", "[server
   FAIL("no run took the hostile title");
 }
 
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("a group page ranks its runs in the API's order with a chart and its leaders",
+          "[server][pages]") {
+  Catalog c(60);
+  const Json view = ranked_follower(c);
+  const std::string key = member(view, "comparisonKey").substr(7);
+  Response r = c.get("/groups/" + key.substr(0, 10));
+  const std::string page = body_of(r);
+  INFO(page);
+  REQUIRE(r.status == 200);
+  CHECK(has(page, "<link rel=\"alternate\" href=\"/api/v1/groups/" + key + "\""));
+  const auto runs = json_of(c.get("/api/v1/runs?group=" + key)).find("items")->as_array();
+  REQUIRE(runs.size() > 1);
+  size_t at = 0, with_value = 0;
+  for (const Json& run : runs) {
+    const size_t found = page.find("<a href=\"/runs/" + member(run, "run").substr(7) + "\">", at);
+    CHECK(found != std::string::npos);  // each run, after the one ranked above it
+    if (found != std::string::npos) at = found;
+    if (json_path(run, "primary.value") && json_path(run, "primary.value")->is_number()) ++with_value;
+  }
+  CHECK(has(page, "<td>1.00×</td>"));
+  CHECK(has(page, "<svg viewBox=\"0 0 640 240\""));
+  CHECK(count(page, "<circle ") == with_value);
+  const auto leaders = json_of(c.get("/api/v1/leaders?group=" + key)).find("items")->as_array();
+  CHECK(count(page, " leads (") == leaders.size());
+  CHECK(has(page, "<polyline points="));
+  CHECK(c.get("/groups/ffffffffffff").status == 404);
+}
+
 TEST_CASE("the pages' style and script are served from the binary with their digest as ETag",
           "[server][pages]") {
   Catalog c(1);

@@ -22,10 +22,17 @@ void check_tag(std::string_view tag) {
 }
 
 // Attribute names the writer refuses as text: event handlers, inline style, and the ones that
-// take a URL (those come from an Href).
+// take a URL (those come from an Href). Names may hold capitals (SVG's viewBox); HTML compares
+// them without case, so the refusals do too.
 void check_attribute(std::string_view name) {
-  if (!is_name(name) || name.substr(0, 2) == "on" || name == "style" || name == "href" ||
-      name == "src" || name == "action" || name == "formaction" || name == "srcdoc") {
+  std::string lower;
+  bool ok = !name.empty();
+  for (char c : name) {
+    ok = ok && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+    lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  if (!ok || lower.substr(0, 2) == "on" || lower == "style" || lower == "href" || lower == "src" ||
+      lower == "action" || lower == "formaction" || lower == "srcdoc" || lower == "xmlns") {
     throw std::logic_error("html: attribute '" + std::string(name) + "' may not be written as text");
   }
 }

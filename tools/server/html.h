@@ -4,10 +4,10 @@
 //   - text() and every attribute value are escaped (& < > " '), with control characters but
 //     '\n' made visible and invalid UTF-8 shown as \xNN (tools/render.h's visible_lines), so
 //     that nothing a manifest holds can open an element, end an attribute or run a script;
-//   - element and attribute names are the writer's own: lowercase letters, digits and '-';
-//     an attribute named on... (an inline event handler), style, href, src or action given as
-//     plain text is a bug (std::logic_error): links are Href values, which are built only from
-//     the server's own paths and from digests and numbers (never from text a manifest holds);
+//   - element names are lowercase letters, digits and '-', attribute names also capitals (SVG);
+//     an attribute named on... in any case (an inline event handler), style, href, src or
+//     action given as plain text is a bug (std::logic_error): links are Href values, built only
+//     from the server's own paths and from digests and numbers (never from a manifest's text);
 //   - elements close in order: close() ends the innermost open one, finish() all of them.
 //
 // Thread safety: a Writer belongs to one thread; the free functions are pure.

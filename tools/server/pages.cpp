@@ -33,6 +33,7 @@ Response handle_asset(const Request& request, Context&) {
 void add_page_routes(Router& router) {
   router.get("/assets/", "asset", handle_asset, true);
   router.get("/runs/", "page-run", handle_page_run, true);
+  router.get("/groups/", "page-group", handle_page_group, true);
 }
 
 }  // namespace evl::server

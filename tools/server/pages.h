@@ -6,6 +6,9 @@
 //   GET /assets/app.css, /assets/app.js   the pages' style and script (embedded at build time)
 //   GET /runs/<run digest or a unique start>   a run: every section of `evledger show`,
 //        banners, "Compare with #1", the group, "Cite this record" with a .tlog-proof
+//   GET /groups/<comparison key or a unique start>   its ranking with ties, evidence and
+//        "vs #1", an SVG chart of its runs over observation time with the record staircase
+//        (the leaders in the order of the leadership history), and that history
 //
 // Every page carries the Content-Security-Policy below (no inline script or style, scripts only
 // from /assets/), X-Content-Type-Options: nosniff, <link rel=alternate type=application/json>
@@ -38,5 +41,6 @@ void add_page_routes(Router& router);
 
 Response handle_asset(const Request& request, Context& context);
 Response handle_page_run(const Request& request, Context& context);
+Response handle_page_group(const Request& request, Context& context);
 
 }  // namespace evl::server
