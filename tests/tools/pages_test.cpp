@@ -158,6 +158,39 @@ TEST_CASE("a group page ranks its runs in the API's order with a chart and its l
   CHECK(c.get("/groups/ffffffffffff").status == 404);
 }
 
+TEST_CASE("compare puts 2 to 8 runs side by side and exports the same rows as CSV and JSON",
+          "[server][pages]") {
+  Catalog c(30);
+  const Json view = ranked_follower(c);
+  const std::string a = member(view, "leader").substr(7), b = member(view, "run").substr(7);
+  const std::string target = "/compare?run=" + a.substr(0, 12) + "&run=" + b;
+  Response r = c.get(target);
+  const std::string page = body_of(r);
+  INFO(page);
+  REQUIRE(r.status == 200);
+  CHECK(has(page, "<a href=\"/runs/" + a + "\">Run " + a.substr(0, 8) + "</a>"));
+  CHECK(has(page, "<td>" + server::html::escape(cli::primary_text(view)) + "</td>"));
+  CHECK(has(page, "<td>" + member(view, "rank") + " of " + member(view, "groupSize") + "</td>"));
+  Response as_json = c.get(target + "&format=json");
+  REQUIRE(as_json.status == 200);
+  const auto runs = json_of(as_json).find("runs")->as_array();
+  REQUIRE(runs.size() == 2);
+  CHECK(member(runs[0], "run").substr(7) == a);
+  CHECK(runs[1] == json_of(c.get("/api/v1/runs/" + b)));
+  Response as_csv = c.get(target + "&format=csv");
+  REQUIRE(as_csv.status == 200);
+  CHECK(as_csv.content_type == "text/csv; charset=utf-8");
+  CHECK(body_of(as_csv).rfind("field,run 1,run 2\r\n\"title\",", 0) == 0);
+  CHECK(has(body_of(as_csv), "\"run\",\"sha256:" + a + "\",\"sha256:" + b + "\"\r\n"));
+  CHECK(c.get("/compare?run=" + a).status == 400);
+  std::string nine = "/compare?run=" + a;
+  for (int i = 0; i < 8; ++i) nine += "&run=" + b;
+  CHECK(c.get(nine).status == 400);
+  CHECK(c.get(target + "&format=xml").status == 400);
+  CHECK(c.get(target + "&x=1").status == 400);
+  CHECK(c.get("/compare?run=" + a + "&run=ffffffffffff").status == 404);
+}
+
 TEST_CASE("the pages' style and script are served from the binary with their digest as ETag",
           "[server][pages]") {
   Catalog c(1);

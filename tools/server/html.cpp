@@ -103,6 +103,13 @@ Href Href::compare(const std::vector<std::string>& digests) {
   return Href(std::move(target));
 }
 
+Href Href::compare_as(const std::vector<std::string>& digests, std::string_view format) {
+  for (char c : format) {
+    if (c < 'a' || c > 'z') throw std::logic_error("html: format '" + std::string(format) + "'");
+  }
+  return Href(compare(digests).target_ + "&format=" + std::string(format));
+}
+
 Writer& Writer::doctype() {
   out_ += "<!doctype html>\n";
   return *this;

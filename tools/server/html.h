@@ -39,6 +39,8 @@ class Href {
   static Href tlog_proof(uint64_t index);
   // /compare?run=<hex>&run=<hex>...: from digests.
   static Href compare(const std::vector<std::string>& digests);
+  // The same with &format=<format> ("csv", "json": the server's own words).
+  static Href compare_as(const std::vector<std::string>& digests, std::string_view format);
 
   // The target below `prefix` (the server's --prefix, "" for the root).
   std::string under(std::string_view prefix) const { return std::string(prefix) + target_; }

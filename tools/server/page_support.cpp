@@ -91,10 +91,11 @@ Response error_page(const Request& request, int status, std::string_view detail)
 }
 
 Response page_answer(const Request& request, Context& context,
-                     const std::function<Result<std::string>(const ProjectionStore&)>& render) {
+                     const std::function<Result<std::string>(const ProjectionStore&)>& render,
+                     std::string_view content_type) {
   api::LogAnswer answer(request, context);
   if (auto unchanged = answer.not_modified()) return std::move(with_page_headers(*unchanged));
-  Response r = answer.from_projections(render, kHtmlType);
+  Response r = answer.from_projections(render, content_type);
   if (r.status >= 400) {
     // The problem's detail is the CLI's message; the page says it, and keeps Retry-After.
     std::string detail = r.body ? *r.body : "";

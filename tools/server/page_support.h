@@ -32,7 +32,8 @@ std::string pretty_json(const Json& value);
 // answers (api.h: ETag of the newest checkpoint, 304, 503 while they lag), with the CSP; an
 // error becomes a page with its status and message.
 Response page_answer(const Request& request, Context& context,
-                     const std::function<Result<std::string>(const ProjectionStore&)>& render);
+                     const std::function<Result<std::string>(const ProjectionStore&)>& render,
+                     std::string_view content_type = "text/html; charset=utf-8");
 // An error page for `status` (a 4xx or 5xx) and its message.
 Response error_page(const Request& request, int status, std::string_view detail);
 

@@ -34,6 +34,7 @@ void add_page_routes(Router& router) {
   router.get("/assets/", "asset", handle_asset, true);
   router.get("/runs/", "page-run", handle_page_run, true);
   router.get("/groups/", "page-group", handle_page_group, true);
+  router.get("/compare", "page-compare", handle_page_compare);
 }
 
 }  // namespace evl::server

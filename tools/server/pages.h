@@ -9,6 +9,8 @@
 //   GET /groups/<comparison key or a unique start>   its ranking with ties, evidence and
 //        "vs #1", an SVG chart of its runs over observation time with the record staircase
 //        (the leaders in the order of the leadership history), and that history
+//   GET /compare?run=<run>&run=<run>[&format=csv|json]   2 to 8 runs side by side in aligned
+//        rows; the rows as CSV, or the run views as JSON ({"runs": [...]})
 //
 // Every page carries the Content-Security-Policy below (no inline script or style, scripts only
 // from /assets/), X-Content-Type-Options: nosniff, <link rel=alternate type=application/json>
@@ -42,5 +44,6 @@ void add_page_routes(Router& router);
 Response handle_asset(const Request& request, Context& context);
 Response handle_page_run(const Request& request, Context& context);
 Response handle_page_group(const Request& request, Context& context);
+Response handle_page_compare(const Request& request, Context& context);
 
 }  // namespace evl::server
