@@ -10,6 +10,7 @@
 #include <set>
 
 #include "events/bytes.h"
+#include "events/file_read.h"
 
 namespace evl {
 
@@ -314,6 +315,14 @@ Result<QuorumReport> TlogPolicy::evaluate(std::string_view note,
                     "origin");
   }
   QuorumReport report;
+  for (const VerifierKey& k : keys) {
+    if (k.name == body->origin &&
+        std::any_of(opened->verified.begin(), opened->verified.end(),
+                    [&](const NoteSignature& s) { return s.name == k.name && s.id == k.id; })) {
+      report.log_key = k;
+      break;
+    }
+  }
   report.checkpoint = std::move(*body);
   std::vector<std::string> witnessed;
   for (const PolicyWitness& w : witnesses_) {
@@ -355,6 +364,14 @@ Result<Checkpoint> TlogPolicy::verify(std::string_view note,
   if (!report->missing.empty()) why += "; missing " + joined(report->missing);
   if (!report->invalid.empty()) why += "; invalid " + joined(report->invalid);
   return rejected(why + "; ask the log for a checkpoint with more cosignatures");
+}
+
+Result<TlogPolicy> load_tlog_policy(const std::string& path) {
+  auto text = read_file(path, ReadLimit{"policy file", kMaxPolicyBytes});
+  if (!text) return text.error();
+  auto policy = TlogPolicy::parse(*text);
+  if (!policy) return policy.error().with_context("policy file " + path);
+  return policy;
 }
 
 Result<std::vector<VerifierKey>> load_log_keys(const std::string& text_or_path) {

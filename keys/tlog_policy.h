@@ -60,6 +60,7 @@ struct PolicyGroup {
 // How a checkpoint note fares against a policy.
 struct QuorumReport {
   Checkpoint checkpoint;                 // its body, opened under a listed log's key
+  VerifierKey log_key;                   // that key
   std::vector<Cosignature> cosigned;     // witnesses (policy names) whose cosignature verified
   std::vector<std::string> missing;      // witnesses with no cosignature line in the note
   std::vector<std::string> invalid;      // witnesses whose cosignature line does not verify
@@ -101,6 +102,10 @@ class TlogPolicy {
   std::vector<PolicyGroup> groups_;
   std::string quorum_;
 };
+
+// Reads and parses a tlog-policy file (at most kMaxPolicyBytes): kIo when it cannot be read,
+// parse()'s kRejected, prefixed with the path, otherwise.
+Result<TlogPolicy> load_tlog_policy(const std::string& path);
 
 // The log keys that `text_or_path` names: a verifier key, a file whose first line is one, or a
 // tlog-policy file (the keys of all its log lines; its witnesses and quorum play no part).

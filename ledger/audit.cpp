@@ -10,6 +10,7 @@
 #include "keys/checkpoint.h"
 #include "ledger/internal/lmdb_check.h"
 #include "ledger/thread_pool.h"
+#include "ledger/witnessing.h"
 
 namespace evl {
 
@@ -91,6 +92,15 @@ class LedgerSource final : public AuditSource {
       }
       return visit(note);
     });
+  }
+
+  Result<std::optional<std::string>> published_checkpoint() const override {
+    auto note = read_witnessed_checkpoint(witnessing_dir(ledger_.dir()));
+    if (!note && note.error().code() == Code::kNotFound) {
+      return rejected(note.error().message() + "; a policy's quorum is checked on it");
+    }
+    if (!note) return note.error();
+    return std::optional<std::string>(std::move(*note));
   }
 
   Status scan_entries(uint64_t from, uint64_t to, const EntryVisitor& visit) override {
@@ -189,6 +199,7 @@ class Auditor {
   Status read_genesis_key();
   Status read_checkpoints();
   Status read_saved_checkpoint();
+  Status check_quorum();
   Status scan_all();
   Status process(CheckedChunk& chunk);
   Status count_voided();
@@ -217,12 +228,14 @@ class Auditor {
   std::vector<Digest> ids_;  // event ids of entries [ids_from_, ...), awaiting check_ids
   uint64_t ids_from_ = 0;
   uint64_t size_ = 0;  // the newest checkpoint's size: the entries audited
+  std::string newest_note_;  // with a policy: the newest checkpoint, verbatim
 };
 
 AuditReport Auditor::run() {
   Status status = read_genesis_key();
   if (status) status = read_checkpoints();
   if (status) status = read_saved_checkpoint();
+  if (status) status = check_quorum();
   if (status) status = scan_all();
   if (status) status = check_ids();
   if (status) status = source_.finish(size_);
@@ -278,6 +291,7 @@ Status Auditor::read_checkpoints() {
   };
   Status scanned = source_.scan_checkpoints([&](std::string_view note) -> Status {
     notes.emplace_back(note);
+    if (options_.policy) newest_note_ = note;
     return notes.size() >= kAuditChunk ? verify_batch() : Status::ok();
   });
   if (!scanned) return scanned;
@@ -298,6 +312,27 @@ Status Auditor::read_saved_checkpoint() {
                    std::to_string(size_));
   }
   saved_ = *saved;
+  return Status::ok();
+}
+
+Status Auditor::check_quorum() {
+  if (!options_.policy) return Status::ok();
+  auto published = source_.published_checkpoint();
+  if (!published) return published.error().with_context(source_.name());
+  const std::string& note = published->has_value() ? **published : newest_note_;
+  const VerifierKey keys[] = {log_key_};
+  auto checkpoint = options_.policy->verify(note, keys);
+  if (!checkpoint) return checkpoint.error().with_context(source_.name() + ": --policy");
+  auto signed_at = std::find_if(checkpoints_.begin(), checkpoints_.end(),
+                                [&](const auto& c) { return c.first == checkpoint->size; });
+  if (signed_at == checkpoints_.end() || signed_at->second != checkpoint->root) {
+    return corrupt(source_.name() + ": the witnessed checkpoint of size " +
+                   std::to_string(checkpoint->size) +
+                   " is not the checkpoint the log signed at that size");
+  }
+  auto report = options_.policy->evaluate(note, keys);
+  if (report) report_.witnessed_by = report->cosigned;
+  report_.witnessed_size = checkpoint->size;
   return Status::ok();
 }
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "keys/key.h"
+#include "keys/tlog_policy.h"
 #include "ledger/ledger.h"
 #include "ledger/merkle.h"
 
@@ -68,6 +69,13 @@ class AuditSource {
 
   // Whole-source checks once the `size` entries were read (e.g. no extra entries or ids).
   [[nodiscard]] virtual Status finish(uint64_t size) const = 0;
+
+  // The checkpoint the source publishes to readers, for AuditOptions::policy: nullopt means
+  // its newest (a tile layout's only one); a ledger directory publishes the witnessed
+  // checkpoint `serve --policy` keeps (ledger/witnessing.h), kNotFound when it has none.
+  [[nodiscard]] virtual Result<std::optional<std::string>> published_checkpoint() const {
+    return std::optional<std::string>();
+  }
 };
 
 // The audit source of an open ledger directory.
@@ -86,6 +94,8 @@ struct AuditReport {
   std::string origin;
   std::string root;                      // base64 root of the newest checkpoint
   std::optional<uint64_t> saved_checkpoint_size;  // --from-checkpoint, when given and consistent
+  std::optional<uint64_t> witnessed_size;  // with a policy: the published checkpoint's size
+  std::vector<Cosignature> witnessed_by;   // and its cosignatures that verified (policy names)
 };
 
 struct AuditOptions {
@@ -97,6 +107,10 @@ struct AuditOptions {
   // A checkpoint note the auditor saved earlier (--from-checkpoint): the log must still
   // contain that tree as a prefix.
   std::optional<std::string> saved_checkpoint;
+  // A C2SP tlog-policy (--policy): the checkpoint the source publishes must carry its quorum
+  // of valid cosignatures (TlogPolicy::verify, which names the witnesses missing or invalid)
+  // and be one the log signed at its size; kRejected otherwise.
+  std::optional<TlogPolicy> policy;
 };
 
 AuditReport audit_log(AuditSource& source, const AuditOptions& options = {});

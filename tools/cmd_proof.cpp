@@ -44,14 +44,18 @@ constexpr const char* kConsistencyUsage =
     "saved earlier (evledger checkpoint) with evledger proof verify --old-checkpoint.\n";
 
 constexpr const char* kVerifyUsage =
-    "usage: evledger proof verify --vkey VKEY --proof FILE\n"
+    "usage: evledger proof verify (--vkey VKEY | --policy FILE) --proof FILE\n"
     "                             (--entry FILE | --leaf-hash HEX|BASE64 | --old-checkpoint FILE)\n"
     "                             [--json]\n"
     "\n"
     "Verifies a proof offline. VKEY is the log's verifier key (the text or a file holding it).\n"
     "An inclusion proof (tlog-proof or JSON) needs the entry: its stored bytes (evledger get\n"
     "--raw) or its RFC 6962 leaf hash, SHA-256(0x00 || entry). A consistency proof needs the\n"
-    "older checkpoint note. Exit status 0 when the proof holds, 1 with the reason when not.\n";
+    "older checkpoint note. --policy FILE (a C2SP tlog-policy) also demands that the proof's\n"
+    "checkpoint carries the policy's quorum of valid cosignatures (a receipt of POST\n"
+    "/add-event?wait=witnessed does) and names the witnesses missing or invalid; its log lines\n"
+    "then give the log's key, unless --vkey does. Exit status 0 when the proof holds, 1 with\n"
+    "the reason when not.\n";
 
 // ---- the log's checkpoints -----------------------------------------------------------------
 
@@ -227,22 +231,53 @@ int verify_consistency_doc(const Args& args, const ConsistencyProofDoc& proof,
   return kExitOk;
 }
 
+// With --policy: the proof's checkpoint must have the quorum (TlogPolicy::verify says who is
+// missing); the log key is then the one that signed it, which must be --vkey when given.
+Result<VerifierKey> witnessed_log_key(const TlogPolicy& policy, std::string_view note,
+                                      const std::optional<VerifierKey>& vkey) {
+  std::vector<VerifierKey> given;
+  if (vkey) given.push_back(*vkey);
+  auto report = policy.evaluate(note, given);
+  if (report && report->satisfied) {
+    if (vkey && !(report->log_key == *vkey)) {
+      return rejected("the proof's checkpoint is signed by the policy's log " +
+                      report->log_key.to_string() + ", not by --vkey " + vkey->to_string());
+    }
+    return report->log_key;
+  }
+  auto verified = policy.verify(note, given);
+  return (verified ? rejected("the policy's quorum is not met") : verified.error())
+      .with_context("not verified: --policy");
+}
+
 int run_verify(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("proof verify takes no arguments"));
-  auto vkey_arg = args.require("vkey");
-  if (!vkey_arg) return fail(vkey_arg.error());
+  std::optional<TlogPolicy> policy;
+  if (Status s = load_policy_option(args, policy); !s) return fail(s);
+  std::optional<VerifierKey> vkey;
+  if (!policy || args.has("vkey")) {
+    auto vkey_arg = args.require("vkey");
+    if (!vkey_arg) return fail(vkey_arg.error());
+    auto key = load_verifier_key(*vkey_arg);
+    if (!key) return fail(key.error().with_context("--vkey"));
+    vkey = *key;
+  }
   auto proof_path = args.require("proof");
   if (!proof_path) return fail(proof_path.error());
-  auto key = load_verifier_key(*vkey_arg);
-  if (!key) return fail(key.error().with_context("--vkey"));
   auto text = read_file(*proof_path, ReadLimit{"proof file", kMaxProofDocumentBytes});
   if (!text) return fail(text.error());
   auto proof = parse_proof(*text);
   if (!proof) return fail(proof.error().with_context("not verified: " + *proof_path));
-  if (auto* inclusion = std::get_if<InclusionProofDoc>(&*proof)) {
-    return verify_inclusion_doc(args, *inclusion, *key);
+  auto* inclusion = std::get_if<InclusionProofDoc>(&*proof);
+  if (policy) {
+    auto key = witnessed_log_key(*policy, inclusion ? inclusion->checkpoint_note
+                                                    : std::get<ConsistencyProofDoc>(*proof).checkpoint_note,
+                                 vkey);
+    if (!key) return fail(key.error());
+    vkey = *key;
   }
-  return verify_consistency_doc(args, std::get<ConsistencyProofDoc>(*proof), *key);
+  if (inclusion) return verify_inclusion_doc(args, *inclusion, *vkey);
+  return verify_consistency_doc(args, std::get<ConsistencyProofDoc>(*proof), *vkey);
 }
 
 }  // namespace
@@ -262,7 +297,7 @@ int cmd_proof(const std::vector<std::string>& argv) {
   if (sub == "verify") {
     return run_command(rest,
                        {{"vkey"}, {"proof"}, {"entry"}, {"leaf-hash"}, {"old-checkpoint"},
-                        {"json", false}},
+                        {"policy"}, {"json", false}},
                        kVerifyUsage, run_verify);
   }
   if (sub == "--help" || sub == "-h" || sub == "help") {

@@ -1,10 +1,12 @@
 // evledger serve — the ledger on the network: C2SP tlog-tiles reads, POST /add-event, the
 // JSON API, /healthz and /metrics (tools/server/). Thin: options, wiring, the signal.
+#include <atomic>
 #include <cstdio>
 #include <memory>
 
 #include "events/utf8.h"
 #include "ledger/append_queue.h"
+#include "ledger/witnessing.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 #include "tools/serve_options.h"
@@ -19,7 +21,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: evledger serve --ledger DIR [--listen HOST:PORT] [--read-only] [--threads N]\n"
-    "                      [--prefix /PATH] [--log-key FILE] [limits...]\n"
+    "                      [--prefix /PATH] [--log-key FILE] [--policy FILE\n"
+    "                      [--witness-timeout MS] [--wait-timeout MS]] [limits...]\n"
     "\n"
     "Serves the ledger over HTTP until SIGINT or SIGTERM (Ctrl-C), then stops accepting,\n"
     "answers every append in flight, and exits 0. Prints the URL and the log's verifier key.\n"
@@ -41,6 +44,14 @@ constexpr const char* kUsage =
     "  --prefix /PATH       serve everything under /PATH (default: the root)\n"
     "  --log-key FILE       the log key that signs each commit's checkpoint (default\n"
     "                       DIR/keys/log.key)\n"
+    "  --policy FILE        a C2SP tlog-policy (c2sp.org/tlog-policy) whose witness lines carry\n"
+    "                       submission URLs: after each commit the newest checkpoint goes to\n"
+    "                       every witness, and /checkpoint serves only checkpoints with the\n"
+    "                       policy's quorum of cosignatures (kept in DIR/witnessing/checkpoint;\n"
+    "                       503 until the first). Appends are still answered at the commit;\n"
+    "                       POST /add-event?wait=witnessed waits for the quorum\n"
+    "  --witness-timeout MS [5000]  deadline of each step of a submission to a witness\n"
+    "  --wait-timeout MS [30000]    how long ?wait=witnessed waits before it answers 504\n"
     "limits on clients (defaults in brackets):\n"
     "  --max-connections N [4096]  --header-limit BYTES [16384]  --header-timeout MS [10000]\n"
     "  --idle-timeout MS [30000]   --body-timeout MS [60000]     --write-timeout MS [60000]\n"
@@ -58,6 +69,29 @@ Status parse_log_limits(const Args& args, uint64_t& queue_entries, uint64_t& cac
   return Status::ok();
 }
 
+// --policy and its timeouts: the witnessing options, or nullopt without --policy.
+// The state's directory is set once the ledger is open.
+Result<std::optional<WitnessingOptions>> parse_witnessing(const Args& args) {
+  auto step = args.get_u64("witness-timeout", 5000, {1, 600000});
+  if (!step) return step.error();
+  auto policy_path = args.get("policy");
+  if (!policy_path) {
+    if (args.has("witness-timeout") || args.has("wait-timeout")) {
+      return usage_error("--witness-timeout and --wait-timeout need --policy");
+    }
+    return std::optional<WitnessingOptions>();
+  }
+  std::optional<TlogPolicy> policy;
+  EVL_RETURN_IF_ERROR(load_policy_option(args, policy));
+  WitnessingOptions options;
+  options.policy = std::move(*policy);
+  options.http.timeout = std::chrono::milliseconds(*step);
+  options.notice = [](const std::string& text) {
+    std::fprintf(stderr, "evledger: %s\n", text.c_str());
+  };
+  return std::optional<WitnessingOptions>(std::move(options));
+}
+
 int run(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("serve takes no arguments"));
   server::ServerOptions options;
@@ -69,6 +103,14 @@ int run(const Args& args) {
     return fail(usage_error("--prefix " + prefix + " is a URL path such as /log"));
   }
   const bool read_only = args.has("read-only");
+  auto wait = args.get_u64("wait-timeout", 30000, {1, 3600000});
+  if (!wait) return fail(wait.error());
+  auto witnessing_options = parse_witnessing(args);
+  if (!witnessing_options) return fail(witnessing_options.error());
+  if (*witnessing_options && read_only) {
+    return fail(usage_error("--policy submits the log's own checkpoints to witnesses: a "
+                            "read-only server has none to submit"));
+  }
 
   // The writer's commits are counted from the first one on; the metrics exist before it.
   server::Router router(prefix, read_only);
@@ -77,13 +119,36 @@ int run(const Args& args) {
   server::add_page_routes(router);
   std::vector<std::string> names;
   for (const auto& r : router.routes()) names.push_back(r.name);
-  server::Metrics metrics(names);
+  std::vector<std::string> witnesses;
+  if (*witnessing_options) {
+    for (const auto& w : (*witnessing_options)->policy.witnesses()) witnesses.push_back(w.name);
+  }
+  server::Metrics metrics(names, witnesses);
 
+  // Commits reach the witnessing component once it runs; it reads the log's size when it
+  // starts, so a commit before that is not missed.
+  std::atomic<Witnessing*> witnessing_target{nullptr};
   auto ledger = open_ledger(args, !read_only, writer_projection_options(),
-                            [&metrics](const CommitInfo& c) { metrics.record_commit(c); });
+                            [&metrics, &witnessing_target](const CommitInfo& c) {
+                              metrics.record_commit(c);
+                              if (Witnessing* w = witnessing_target.load()) w->committed(c);
+                            });
   if (!ledger) return fail(ledger.error());
   auto vkey = (*ledger)->log_verifier();
   if (!vkey) return fail(vkey.error().with_context("the ledger has no genesis to serve"));
+  std::unique_ptr<Witnessing> witnessing;
+  if (*witnessing_options) {
+    WitnessingOptions& w = **witnessing_options;
+    w.dir = witnessing_dir((*ledger)->dir());
+    w.on_submission = [&metrics](size_t i, SubmissionOutcome o) { metrics.record_submission(i, o); };
+    w.on_publication_delay = [&metrics](std::chrono::nanoseconds d) {
+      metrics.record_publication_delay(d);
+    };
+    auto started = Witnessing::start(**ledger, std::move(w));
+    if (!started) return fail(started.error().with_context("--policy"));
+    witnessing = std::move(*started);
+    witnessing_target.store(witnessing.get());
+  }
 
   std::unique_ptr<AppendQueue> appends;
   if (!read_only) {
@@ -95,6 +160,8 @@ int run(const Args& args) {
   server::CheckpointCache checkpoints(**ledger);
   server::Context context(**ledger, appends.get(), resources, checkpoints, metrics);
   context.log_vkey = vkey->to_string();
+  context.witnessing = witnessing.get();
+  context.witnessed_wait = std::chrono::milliseconds(*wait);
 
   auto http = server::HttpServer::start(options, router, context);
   if (!http) return fail(http.error());
@@ -103,6 +170,11 @@ int run(const Args& args) {
               static_cast<unsigned long long>((*ledger)->size()),
               read_only ? "read-only" : "appends at POST /add-event");
   std::printf("log key: %s\n", visible_text(context.log_vkey).c_str());
+  if (witnessing) {
+    std::printf("witnesses: %zu, quorum %s; /checkpoint serves witnessed checkpoints only\n",
+                witnessing->policy().witnesses().size(),
+                visible_text(witnessing->policy().quorum()).c_str());
+  }
   std::fflush(stdout);
   std::fprintf(stderr, "evledger: press Ctrl-C to stop\n");
 
@@ -110,6 +182,8 @@ int run(const Args& args) {
   std::fprintf(stderr, "evledger: signal %d: stopping; answering the requests in flight\n", signal);
   (*http)->shutdown(std::chrono::seconds(30));
   if (appends) appends->close();
+  witnessing_target.store(nullptr);
+  witnessing.reset();
   std::fprintf(stderr, "evledger: stopped at %llu entries\n",
                static_cast<unsigned long long>((*ledger)->size()));
   return kExitOk;
@@ -120,7 +194,8 @@ int run(const Args& args) {
 int cmd_serve(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = server_option_specs();
   specs.insert(specs.end(), {{"ledger"}, {"read-only", false}, {"prefix"}, {"log-key"},
-                             {"queue-entries"}, {"cache-mb"}});
+                             {"queue-entries"}, {"cache-mb"}, {"policy"},
+                             {"witness-timeout"}, {"wait-timeout"}});
   return run_command(argv, specs, kUsage, run);
 }
 

@@ -17,7 +17,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: evledger verify (--ledger DIR | --tiles DIR | --url URL) [--vkey VKEY]\n"
-    "                       [--from-checkpoint FILE] [--json] [--threads N]\n"
+    "                       [--from-checkpoint FILE] [--policy FILE] [--json] [--threads N]\n"
     "\n"
     "The auditor, of a ledger directory, of a C2SP tlog-tiles export (evledger export-tiles),\n"
     "or of anything serving that layout over http (--url http://host/prefix/).\n"
@@ -31,7 +31,12 @@ constexpr const char* kUsage =
     "caught. Reports the first failure with its index, what was expected and what was found.\n"
     "Events voided by a compromise are counted, not failures. --threads N checks on N\n"
     "threads (0 to 1024; 0, the default: one per hardware thread). Exit 0 when everything\n"
-    "verifies, 1 on the first failure. Progress on stderr; --json prints a summary object.\n";
+    "verifies, 1 on the first failure. Progress on stderr; --json prints a summary object.\n"
+    "--policy FILE (a C2SP tlog-policy) also demands that the checkpoint the source publishes\n"
+    "(a server's /checkpoint, a tile directory's checkpoint, a ledger's DIR/witnessing/\n"
+    "checkpoint from serve --policy) carries the policy's quorum of valid cosignatures, and\n"
+    "names the witnesses missing or invalid when it does not; a policy with one log line pins\n"
+    "that log's key as --vkey does.\n";
 
 int run(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("verify takes no arguments"));
@@ -43,6 +48,10 @@ int run(const Args& args) {
     auto key = load_verifier_key(*vkey);
     if (!key) return fail(key.error().with_context("--vkey"));
     options.log_key = *key;
+  }
+  if (Status s = load_policy_option(args, options.policy); !s) return fail(s);
+  if (options.policy && !options.log_key && options.policy->logs().size() == 1) {
+    options.log_key = options.policy->logs()[0].key;
   }
   if (auto saved = args.get("from-checkpoint")) {
     auto note = read_file(*saved, ReadLimit{"checkpoint file", kMaxNoteFileBytes});
@@ -101,6 +110,12 @@ int run(const Args& args) {
                                 {"seconds", seconds}};
     if (!report.status) j["error"] = report.status.message();
     if (report.failed_index) j["failedIndex"] = *report.failed_index;
+    if (report.witnessed_size) {
+      j["witnessedSize"] = *report.witnessed_size;
+      nlohmann::ordered_json by = nlohmann::ordered_json::array();
+      for (const Cosignature& c : report.witnessed_by) by.push_back({{"witness", c.name}, {"time", c.time}});
+      j["witnessedBy"] = by;
+    }
     nlohmann::ordered_json voided = nlohmann::ordered_json::array();
     for (const auto& [index, cause] : report.voided_examples) {
       voided.push_back({{"index", index}, {"cause", cause}});
@@ -121,6 +136,13 @@ int run(const Args& args) {
       std::printf("  void: entry %llu: %s\n", static_cast<unsigned long long>(index),
                   visible_text(cause).c_str());
     }
+    if (report.witnessed_size) {
+      std::string names;
+      for (const Cosignature& c : report.witnessed_by) names += (names.empty() ? "" : ", ") + c.name;
+      std::printf("witnessed: the published checkpoint of size %llu has the policy's quorum "
+                  "(cosigned by %s)\n",
+                  static_cast<unsigned long long>(*report.witnessed_size), names.c_str());
+    }
   }
   if (!report.status) {
     std::fprintf(stderr, "evledger: verification FAILED: %s\n",
@@ -134,7 +156,7 @@ int run(const Args& args) {
 
 int cmd_verify(const std::vector<std::string>& argv) {
   return run_command(argv, {{"ledger"}, {"tiles"}, {"url"}, {"json", false}, {"threads"}, {"vkey"},
-                      {"from-checkpoint"}}, kUsage, run);
+                      {"from-checkpoint"}, {"policy"}}, kUsage, run);
 }
 
 }  // namespace evl::cli

@@ -139,4 +139,16 @@ int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& bod
   return kExitOk;
 }
 
+Status load_policy_option(const Args& args, std::optional<TlogPolicy>& policy) {
+  auto path = args.get("policy");
+  if (!path) return Status::ok();
+  auto loaded = load_tlog_policy(*path);
+  if (!loaded) {
+    if (loaded.error().code() == Code::kIo) return loaded.error();
+    return usage_error("--policy: " + loaded.error().message());
+  }
+  policy = std::move(*loaded);
+  return Status::ok();
+}
+
 }  // namespace evl::cli

@@ -8,6 +8,7 @@
 #include "events/json.h"
 #include "keys/checkpoint.h"
 #include "keys/key.h"
+#include "keys/tlog_policy.h"
 #include "ledger/ledger.h"
 #include "ledger/proofs.h"
 #include "projections/ledger_hook.h"
@@ -53,5 +54,9 @@ std::string newest_size_text(const Ledger& ledger);
 // for the size, for the message when there is no checkpoint of that size.
 Result<StoredCheckpoint> ledger_checkpoint(const Ledger& ledger, std::optional<uint64_t> size,
                                            const std::string& option);
+
+// --policy FILE, when given: a C2SP tlog-policy (keys/tlog_policy.h) into `policy`; a file
+// that does not parse is kUsage, one that cannot be read kIo.
+Status load_policy_option(const Args& args, std::optional<TlogPolicy>& policy);
 
 }  // namespace evl::cli

@@ -1,17 +1,20 @@
 // tools/server/context.h — what every handler is given besides its request: the ledger, the
-// append queue in front of its writer (none on a read-only server), the caches and the
-// metrics. Built once by `evledger serve` (or a test) and shared by all I/O threads.
+// append queue in front of its writer (none on a read-only server), the caches, the
+// metrics, and the witnessing component when the log publishes only witnessed checkpoints.
+// Built once by `evledger serve` (or a test) and shared by all I/O threads.
 //
 // Thread safety: every member is safe to use from many threads at once (see each type).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "ledger/append_queue.h"
 #include "ledger/ledger.h"
+#include "ledger/witnessing.h"
 #include "tools/server/caches.h"
 #include "tools/server/metrics.h"
 #include "tools/server/server_context.h"
@@ -34,6 +37,10 @@ struct Context : ServerContext {
   std::string log_vkey;           // the log's verifier key, as `key new` prints one
   int retry_after_seconds = 1;    // what a 503 asks publishers to wait
   size_t max_entries_per_request = kMaxEntriesPerRequest;
+  // serve --policy: /checkpoint serves its publications only, and POST /add-event?wait=witnessed
+  // waits for one, at most `witnessed_wait`. Null without a policy.
+  Witnessing* witnessing = nullptr;
+  std::chrono::milliseconds witnessed_wait{30000};
 };
 
 }  // namespace evl::server

@@ -1,12 +1,18 @@
 // tools/server/handlers.h — the routes of `evledger serve` and their handlers.
 //
 // The log (log_handlers.cpp), at the URL prefix:
-//   GET  /checkpoint                 the newest signed checkpoint (ETag, If-None-Match → 304)
+//   GET  /checkpoint                 the newest signed checkpoint (ETag, If-None-Match → 304);
+//                                    with a policy (serve --policy), the newest one with its
+//                                    witnesses' quorum, and 503 with Retry-After before any
+//                                    has one
 //   GET  /tile/<L>/<N>[.p/<W>]       hash tiles, byte for byte what export-tiles writes
 //   GET  /tile/entries/<N>[.p/<W>]   entry bundles, likewise
 //   POST /add-event                  one entry (application/octet-stream) or up to 1,000
 //                                    uint16-framed entries (application/vnd.evledger.entries);
-//                                    answered after the durable commit, with receipts
+//                                    answered after the durable commit, with receipts;
+//                                    ?wait=witnessed (with a policy): answered once a witnessed
+//                                    checkpoint covers the entries, with receipts in it, or
+//                                    504 after the server's wait (the entries are stored)
 //   GET  /healthz, /metrics          liveness; Prometheus text
 // The JSON API under /api/v1/ is tools/server/api.h's.
 //

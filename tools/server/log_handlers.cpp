@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "events/bytes.h"
+#include "events/sha256.h"
 #include "ledger/tile_path.h"
 #include "ledger/tiles.h"
 
@@ -49,8 +50,10 @@ std::string result_json(const QueuedOutcome& r, int& status) {
   return out + "}";
 }
 
+// `unwitnessed`: why no witnessed checkpoint came for a ?wait=witnessed request (a 504 whose
+// results carry the log's own receipts), or null.
 Response add_event_answer(const std::vector<QueuedOutcome>& results, bool single,
-                          const Context& context) {
+                          const Context& context, const Status* unwitnessed = nullptr) {
   std::string list = "[";
   uint64_t added = 0, present = 0, refused = 0, size = 0;
   int worst = 200;
@@ -76,16 +79,100 @@ Response add_event_answer(const std::vector<QueuedOutcome>& results, bool single
                      ",\"present\":" + std::to_string(present) +
                      ",\"rejected\":" + std::to_string(refused) + ",\"size\":" + std::to_string(size) +
                      "}";
+  if (worst == 200 && unwitnessed != nullptr) {
+    worst = 504;
+    first_detail = unwitnessed->message() + "; the entries are stored: their receipts carry the "
+                   "log's checkpoint alone, and /checkpoint will serve the witnessed one";
+  }
   if (worst == 200) {
     return Response::bytes(200, "application/json", "{" + tail.substr(1))
         .with("Cache-Control", "no-store");
   }
-  Response r = problem(worst, single ? results[0].outcome.status.message() : first_detail);
+  Response r = problem(worst, single && worst != 504 ? results[0].outcome.status.message()
+                                                     : first_detail);
   std::string body = *r.body;
   body.pop_back();  // the problem's closing brace: the results follow as extension members
   r.body = std::make_shared<const std::string>(body + tail);
   if (worst == 503) r.with("Retry-After", std::to_string(context.retry_after_seconds));
   return r;
+}
+
+// Answers a ?wait=witnessed request once its entries are in a published checkpoint (their
+// receipts then carry the cosigned note), or with 504 after the server's wait.
+void answer_witnessed(std::vector<QueuedOutcome> results, bool single, Context& context,
+                      const Respond& respond) {
+  uint64_t size = 0;
+  for (const QueuedOutcome& r : results) {
+    if (r.outcome.status) size = std::max(size, r.outcome.tree_size);
+  }
+  if (size == 0) {  // nothing stored: nothing to wait for
+    respond(add_event_answer(results, single, context));
+    return;
+  }
+  Context* ctx = &context;
+  auto shared = std::make_shared<std::vector<QueuedOutcome>>(std::move(results));
+  context.witnessing->when_published(
+      size, context.witnessed_wait,
+      [shared, single, ctx, respond](Result<std::shared_ptr<const Publication>> published) {
+        std::vector<QueuedOutcome>& results = *shared;
+        if (!published) {
+          respond(add_event_answer(results, single, *ctx, &published.error()));
+          return;
+        }
+        std::vector<uint64_t> indexes;
+        for (const QueuedOutcome& r : results) {
+          if (r.outcome.status) indexes.push_back(r.outcome.index);
+        }
+        auto receipts = witnessed_receipts(ctx->ledger, indexes, **published);
+        size_t k = 0;
+        for (QueuedOutcome& r : results) {
+          if (!r.outcome.status) continue;
+          if (receipts) {
+            r.receipt = std::move((*receipts)[k++]);
+          } else {
+            r.receipt.clear();
+            r.receipt_status = receipts.error();
+          }
+        }
+        respond(add_event_answer(results, single, *ctx));
+      });
+}
+
+// The ?wait= of POST /add-event: nothing, or "witnessed" on a server with a policy.
+Status wait_parameter(const Request& request, const Context& context, bool& witnessed) {
+  auto wait = request.query("wait");
+  witnessed = wait.has_value();
+  if (!wait) return Status::ok();
+  if (*wait != "witnessed") {
+    return usage_error("wait=" + wait->substr(0, 100) + " is not a wait this server knows: "
+                       "wait=witnessed waits for the witnesses' quorum");
+  }
+  if (context.witnessing == nullptr) {
+    return usage_error("wait=witnessed: this server publishes without witnesses (it was "
+                       "started without --policy); leave the parameter out");
+  }
+  return Status::ok();
+}
+
+// The published checkpoint of a server with a policy (the witnessed one), or why there is none.
+Response witnessed_checkpoint(const Request& request, const Context& context) {
+  auto published = context.witnessing->published();
+  if (!published) {
+    return problem(503, "no checkpoint of this log has its witnesses' quorum (" +
+                            context.witnessing->policy().quorum() +
+                            ") yet; the log publishes only witnessed checkpoints: retry later")
+        .with("Retry-After", std::to_string(context.retry_after_seconds));
+  }
+  Digest digest = sha256(as_bytes(published->note));
+  const std::string etag = "\"w" + hex_encode(ByteView(digest.data(), 16)) + "\"";
+  if (auto match = request.header("If-None-Match"); match && *match == etag) {
+    Response r;
+    r.status = 304;
+    return std::move(r).with("ETag", etag).with("Cache-Control", "public, max-age=2");
+  }
+  return Response::bytes(200, "text/plain; charset=utf-8", published->note)
+      .with("ETag", etag)
+      .with("Cache-Control", "public, max-age=2");
 }
 
 }  // namespace
@@ -99,6 +186,7 @@ void add_log_routes(Router& router) {
 }
 
 Response handle_checkpoint(const Request& request, Context& context) {
+  if (context.witnessing) return witnessed_checkpoint(request, context);
   auto cp = context.checkpoints.current();
   if (!cp) return checkpoint_missing(cp.error());
   const PublishedCheckpoint& c = **cp;
@@ -159,6 +247,10 @@ Response handle_metrics(const Request&, Context& context) {
     gauges.queue_capacity = context.appends->capacity();
   }
   gauges.connections = context.connections.load(std::memory_order_relaxed);
+  if (context.witnessing) {
+    auto published = context.witnessing->published();
+    gauges.witnessed_size = published ? published->checkpoint.size : 0;
+  }
   return Response::bytes(200, "text/plain; version=0.0.4; charset=utf-8",
                          context.metrics.render(gauges))
       .with("Cache-Control", "no-store");
@@ -167,6 +259,11 @@ Response handle_metrics(const Request&, Context& context) {
 void handle_add_event(const Request& request, Context& context, Respond respond) {
   if (context.appends == nullptr) {
     respond(problem(405, "this server is read-only; it appends nothing"));
+    return;
+  }
+  bool witnessed = false;
+  if (Status s = wait_parameter(request, context, witnessed); !s) {
+    respond(problem(s));
     return;
   }
   const std::string_view type = media_type(request.header("Content-Type").value_or(""));
@@ -214,7 +311,8 @@ void handle_add_event(const Request& request, Context& context, Respond respond)
   }
   Context* ctx = &context;
   auto admission = context.appends->submit(
-      std::move(batch), [respond, single, ctx](std::vector<QueuedOutcome> results) {
+      std::move(batch), [respond, single, ctx, witnessed](std::vector<QueuedOutcome> results) {
+        if (witnessed) return answer_witnessed(std::move(results), single, *ctx, respond);
         respond(add_event_answer(results, single, *ctx));
       });
   if (admission == AppendQueue::Admission::kQueued) return;

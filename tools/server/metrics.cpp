@@ -28,6 +28,16 @@ void line(std::string& out, const std::string& name, const std::string& labels, 
   out += " " + number(value) + "\n";
 }
 
+// A label value, escaped as the text format asks (policy names may hold '"' and '\\').
+std::string label_value(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 void help(std::string& out, const char* name, const char* type, const char* text) {
   out += std::string("# HELP ") + name + " " + text + "\n# TYPE " + name + " " + type + "\n";
 }
@@ -59,10 +69,13 @@ void Histogram::render(std::string& out, const std::string& name,
   line(out, name + "_count", labels, static_cast<double>(count_.load(std::memory_order_relaxed)));
 }
 
-Metrics::Metrics(std::vector<std::string> route_names)
+Metrics::Metrics(std::vector<std::string> route_names, std::vector<std::string> witnesses)
     : routes_(std::move(route_names)),
       commit_entries_(group_bounds()),
-      commit_seconds_(latency_bounds()) {
+      commit_seconds_(latency_bounds()),
+      witnesses_(std::move(witnesses)),
+      submissions_(std::make_unique<std::atomic<uint64_t>[]>(witnesses_.size() * kOutcomes)),
+      publication_seconds_(latency_bounds()) {
   routes_.push_back("none");
   requests_ = std::make_unique<std::atomic<uint64_t>[]>(routes_.size() * (kStatuses.size() + 1));
   for (size_t i = 0; i < routes_.size(); ++i) {
@@ -90,6 +103,16 @@ void Metrics::record_commit(const CommitInfo& commit) {
   commit_seconds_.observe(std::chrono::duration<double>(commit.duration).count());
 }
 
+void Metrics::record_submission(size_t witness, SubmissionOutcome outcome) {
+  if (witness >= witnesses_.size()) return;
+  submissions_[witness * kOutcomes + static_cast<size_t>(outcome)].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+void Metrics::record_publication_delay(std::chrono::nanoseconds delay) {
+  publication_seconds_.observe(std::chrono::duration<double>(delay).count());
+}
+
 std::string Metrics::render(const Gauges& gauges) const {
   std::string out;
   out.reserve(16384);
@@ -109,6 +132,23 @@ std::string Metrics::render(const Gauges& gauges) const {
     latency_[r]->render(out, "evledger_http_request_duration_seconds",
                         "route=\"" + routes_[r] + "\"");
   }
+  help(out, "evledger_http_connections", "gauge", "Open HTTP connections.");
+  line(out, "evledger_http_connections", "", static_cast<double>(gauges.connections));
+  if (gauges.witness_state) {
+    help(out, "evledger_witness_cosigned_total", "counter",
+         "Checkpoints this witness cosigned and stored.");
+    line(out, "evledger_witness_cosigned_total", "",
+         static_cast<double>(gauges.witness_state->stored));
+    help(out, "evledger_witness_commits_total", "counter",
+         "Durable commits of the witness's state (updates share them).");
+    line(out, "evledger_witness_commits_total", "",
+         static_cast<double>(gauges.witness_state->commits));
+  }
+  if (gauges.log) render_log(out, gauges);
+  return out;
+}
+
+void Metrics::render_log(std::string& out, const Gauges& gauges) const {
   help(out, "evledger_http_overload_total", "counter",
        "Appends answered 503 because the append queue was full.");
   line(out, "evledger_http_overload_total", "", static_cast<double>(overloads_.load()));
@@ -125,9 +165,23 @@ std::string Metrics::render(const Gauges& gauges) const {
   commit_seconds_.render(out, "evledger_commit_duration_seconds", "");
   help(out, "evledger_log_size", "gauge", "Entries in the log (its newest checkpoint's size).");
   line(out, "evledger_log_size", "", static_cast<double>(gauges.log_size));
-  help(out, "evledger_http_connections", "gauge", "Open HTTP connections.");
-  line(out, "evledger_http_connections", "", static_cast<double>(gauges.connections));
-  return out;
+  if (witnesses_.empty()) return;
+  help(out, "evledger_witness_submissions_total", "counter",
+       "add-checkpoint submissions to each witness of the policy, by outcome.");
+  for (size_t w = 0; w < witnesses_.size(); ++w) {
+    for (size_t o = 0; o < kOutcomes; ++o) {
+      line(out, "evledger_witness_submissions_total",
+           "witness=\"" + label_value(witnesses_[w]) + "\",outcome=\"" +
+               std::string(submission_outcome_name(static_cast<SubmissionOutcome>(o))) + "\"",
+           static_cast<double>(submissions_[w * kOutcomes + o].load(std::memory_order_relaxed)));
+    }
+  }
+  help(out, "evledger_witness_publication_delay_seconds", "histogram",
+       "Time from a commit to the publication of a witnessed checkpoint that covers it.");
+  publication_seconds_.render(out, "evledger_witness_publication_delay_seconds", "");
+  help(out, "evledger_witnessed_size", "gauge",
+       "Entries in the published (witnessed) checkpoint; 0 before the first quorum.");
+  line(out, "evledger_witnessed_size", "", static_cast<double>(gauges.witnessed_size.value_or(0)));
 }
 
 }  // namespace evl::server

@@ -15,6 +15,7 @@ constexpr size_t kOriginHashHex = 64;
 void add_witness_routes(WitnessRouter& router) {
   router.post("/add-checkpoint", "add-checkpoint", handle_add_checkpoint, kMaxAddCheckpointBody);
   router.get("/healthz", "healthz", handle_witness_healthz);
+  router.get("/metrics", "metrics", handle_witness_metrics);
   // Last: every other GET path is a log's, "/<hex>/checkpoint" or nothing (404).
   router.get("/", "witnessed-checkpoint", handle_witnessed_checkpoint, true);
 }
@@ -84,6 +85,16 @@ Response handle_witness_healthz(const Request&, WitnessContext& context) {
                      json_string(context.witness.cosigner().to_string()) +
                      ",\"logs\":" + std::to_string(context.witness.logs().size()) + "}";
   return Response::bytes(200, "application/json", std::move(body))
+      .with("Cache-Control", "no-store");
+}
+
+Response handle_witness_metrics(const Request&, WitnessContext& context) {
+  Gauges gauges;
+  gauges.log = false;
+  gauges.witness_state = context.witness.state().stats();
+  gauges.connections = context.connections.load(std::memory_order_relaxed);
+  return Response::bytes(200, "text/plain; version=0.0.4; charset=utf-8",
+                         context.metrics.render(gauges))
       .with("Cache-Control", "no-store");
 }
 

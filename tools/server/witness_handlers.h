@@ -11,6 +11,8 @@
 //                                 the log's signature and the witness's cosignature; 404 when
 //                                 it cosigned none (lowercase hex, as the spec writes it)
 //   GET  /healthz                 {"ok":true,"cosigner":"<vkey>","logs":N}
+//   GET  /metrics                 Prometheus text: requests by route and status, latency,
+//                                 connections, checkpoints cosigned and the state's commits
 // The verdicts and their rules are ledger/witness.h's; the handlers only map them to statuses.
 //
 // Thread safety: handlers are plain functions of their request and context.
@@ -42,5 +44,6 @@ Response witness_response(const WitnessAnswer& answer, int retry_after_seconds);
 void handle_add_checkpoint(const Request& request, WitnessContext& context, Respond respond);
 Response handle_witnessed_checkpoint(const Request& request, WitnessContext& context);
 Response handle_witness_healthz(const Request& request, WitnessContext& context);
+Response handle_witness_metrics(const Request& request, WitnessContext& context);
 
 }  // namespace evl::server
