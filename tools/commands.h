@@ -33,5 +33,6 @@ int cmd_show(const std::vector<std::string>& argv);
 int cmd_rebuild(const std::vector<std::string>& argv);
 int cmd_serve(const std::vector<std::string>& argv);
 int cmd_witness(const std::vector<std::string>& argv);
+int cmd_status(const std::vector<std::string>& argv);
 
 }  // namespace evl::cli

@@ -44,6 +44,7 @@ const Command kCommands[] = {
     {"statement", "print the signed projection statement of the newest (or a given size's) checkpoint", evl::cli::cmd_statement},
     {"serve", "serve the ledger over HTTP: tiles, appends with receipts, the JSON API", evl::cli::cmd_serve},
     {"witness", "run a C2SP tlog witness: cosign logs' checkpoints it can prove consistent", evl::cli::cmd_witness},
+    {"status", "one screen about a log: size, published checkpoint, age, cosignatures, lag", evl::cli::cmd_status},
     {"export-tiles", "write the C2SP tlog-tiles layout: checkpoint, hash tiles, entry bundles", evl::cli::cmd_export_tiles},
 };
 

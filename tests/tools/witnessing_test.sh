@@ -81,6 +81,8 @@ contains "$T/cp" "no checkpoint of this log has its witnesses' quorum" "the 503 
 [ "$(post "$U" 3 '?wait=witnessed')" = 504 ] && ok || bad "wait=witnessed without witnesses: 504"
 contains "$T/post.json" '"index":3' "the 504 lists the stored entry"
 contains "$T/post.json" "waiting for w1" "the 504 names the witnesses it waits for"
+expect 1 "status --policy before the first quorum" -- "$E" status --url "$U" --policy "$T/policy"
+contains "$T/out" "published     none" "status says nothing is published yet"
 [ "$(post "$U" 4 '?wait=forever')" = 400 ] && ok || bad "an unknown wait is 400"
 [ "$(post "$U" 4)" = 200 ] && ok || bad "and appended nothing: the entry goes in after it"
 contains "$T/post.json" '"index":4' "at the next index"
@@ -91,6 +93,19 @@ wait_for 15 size_at_least "$U" 4 && ok || bad "publication starts once the witne
 wait_for 10 bash -c "curl -sf '${U}checkpoint' | grep -c '^— w[123].witnessing.invalid ' | grep -qx 3" &&
   ok || bad "the published checkpoint gathers all three cosignatures"
 curl -sf "${U}checkpoint" > "$T/served.cp"
+expect 0 "status --url --policy" -- "$E" status --url "$U" --policy "$T/policy" --json
+python3 - "$T/out" <<'EOF' && ok || bad "status --json: size, published checkpoint, age, a valid cosignature per witness"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["logSize"] == 5 and s["published"]["size"] == 5, s
+assert s["quorum"] is True and 0 <= s["ageSeconds"] < 60, s
+assert [(c["witness"], c["state"]) for c in s["cosignatures"]] == [("w1", "valid"), ("w2", "valid"), ("w3", "valid")], s
+assert all(c["time"] > 1700000000 for c in s["cosignatures"]), s
+EOF
+expect 1 "status under a quorum the checkpoint lacks" -- "$E" status --url "$U" --policy "$T/strict"
+contains "$T/out" "w4                       missing" "status names the missing witness"
+expect 0 "status without a policy lists the lines unverified" -- "$E" status --url "$U" --vkey "$T/log.vkey"
+contains "$T/out" "w2.witnessing.invalid    unverified" "each line, unverified"
 expect 0 "verify --url --policy passes against the served checkpoint" -- "$E" verify --url "$U" --policy "$T/policy"
 contains "$T/out" "witnessed: the published checkpoint of size" "verify says what was witnessed"
 expect 1 "verify --policy fails for a quorum no checkpoint has" -- "$E" verify --url "$U" --policy "$T/strict"
@@ -153,6 +168,10 @@ EOF
 stop "$PID_s"
 test -s "$B/witnessing/checkpoint" && ok || bad "the publication is stored in the ledger directory"
 expect 0 "verify --ledger --policy checks the stored publication" -- "$E" verify --ledger "$B" --policy "$T/policy"
+expect 1 "verify --ledger --policy names a witness it lacks" -- "$E" verify --ledger "$B" --policy "$T/strict"
+contains "$T/err" "missing w4" "the ledger's failure names w4"
+expect 0 "status --ledger shows the witnessed publication" -- "$E" status --ledger "$B" --policy "$T/policy"
+contains "$T/out" "(the witnessed checkpoint of serve --policy)" "status says it is the witnessed one"
 
 # A fork on purpose: C is a copy of B with the same log key; B and C append different entries.
 cp -a "$B" "$T/c"
@@ -164,6 +183,9 @@ for i in $(seq 16 20); do [ "$(post "$U" "$i" '?wait=witnessed')" = 200 ] && ok 
 for i in $(seq 21 30); do [ "$(post "$URL_c" "$i")" = 200 ] && ok || bad "branch C: append $i"; done
 [ "$(post "$URL_c" 31 '?wait=witnessed')" = 504 ] && ok || bad "branch C never gets a quorum"
 [ "$(served_size "$URL_c")" = 16 ] && ok || bad "branch C publishes nothing past the fork"
+expect 0 "status of branch C against branch B as its upstream" -- "$E" status --url "$URL_c" --upstream "$U" --json
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["logSize"] == 27 and s["upstreamSize"] == 21 and s["lag"] == 5, s' "$T/out" &&
+  ok || bad "status shows the log size beyond the published one and the lag behind the upstream"
 ORIGIN_HASH=$(printf '%s' witnessing.evledger.invalid/log | sha256sum | cut -d' ' -f1)
 for w in w1 w2 w3; do
   url_var="URL_$w"
