@@ -6,11 +6,15 @@
 // log's checkpoints in order over a kept-alive connection, each with its consistency proof from
 // the last one cosigned, and sends the next only after the answer, which comes after that
 // compare-and-store is durable. One log alone is bounded by one fsync per request; many logs
-// at once share the state's group commits.
+// at once share the state's group commits. Then the log's side: a ledger submitting to three
+// such witnesses (ledger/witnessing.h, quorum 2) under an append load, and the delay from each
+// commit to the witnessed checkpoint that covers it.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +24,7 @@
 #include "ledger/limits.h"
 #include "ledger/merkle.h"
 #include "ledger/witness.h"
+#include "ledger/witnessing.h"
 #include "tools/bench_support.h"
 #include "tools/server/server.h"
 #include "tools/server/witness_handlers.h"
@@ -74,29 +79,53 @@ struct RunFigures {
   WitnessStateStats state;
 };
 
+// A witness with fresh state in `dir`, for `logs`, behind the real HttpServer on loopback.
+struct LocalWitness {
+  std::unique_ptr<Witness> witness;
+  server::WitnessRouter router;
+  std::unique_ptr<server::Metrics> metrics;
+  std::unique_ptr<server::WitnessContext> context;
+  std::unique_ptr<server::HttpServer> http;
+  std::string url;
+};
+
+Result<std::unique_ptr<LocalWitness>> start_witness(const std::string& dir, const std::string& name,
+                                                    std::vector<VerifierKey> logs) {
+  WitnessOptions options;
+  options.dir = dir;
+  auto key = SecretKey::generate(name);
+  if (!key) return key.error();
+  options.key = std::make_shared<const SecretKey>(std::move(*key));
+  options.max_queued = logs.size() * 2 + 64;
+  options.logs = std::move(logs);
+  auto witness = Witness::open(std::move(options));
+  if (!witness) return witness.error();
+  auto w = std::make_unique<LocalWitness>();
+  w->witness = std::move(*witness);
+  server::add_witness_routes(w->router);
+  std::vector<std::string> names;
+  for (const auto& r : w->router.routes()) names.push_back(r.name);
+  w->metrics = std::make_unique<server::Metrics>(names);
+  w->context = std::make_unique<server::WitnessContext>(*w->witness, *w->metrics);
+  server::ServerOptions server_options;
+  server_options.port = "0";
+  auto http = server::HttpServer::start(server_options, w->router, *w->context);
+  if (!http) return http.error();
+  w->http = std::move(*http);
+  w->url = "http://127.0.0.1:" + std::to_string(w->http->port()) + "/";
+  return w;
+}
+
 // Starts a witness of `streams`' logs with fresh state in `dir`, sends every stream from its
 // own client thread, and stops it.
 Result<RunFigures> run_witness(const std::string& dir, const std::vector<Stream>& streams) {
-  WitnessOptions options;
-  options.dir = dir;
-  auto key = SecretKey::generate("bench-witness.example/w1");
-  if (!key) return key.error();
-  options.key = std::make_shared<const SecretKey>(std::move(*key));
-  for (const Stream& s : streams) options.logs.push_back(s.log);
-  options.max_queued = streams.size() * 2;
-  auto witness = Witness::open(std::move(options));
-  if (!witness) return witness.error();
-  server::WitnessRouter router;
-  server::add_witness_routes(router);
-  std::vector<std::string> names;
-  for (const auto& r : router.routes()) names.push_back(r.name);
-  server::Metrics metrics(names);
-  server::WitnessContext context(**witness, metrics);
-  server::ServerOptions server_options;
-  server_options.port = "0";
-  auto http = server::HttpServer::start(server_options, router, context);
-  if (!http) return http.error();
-  const std::string url = "http://127.0.0.1:" + std::to_string((*http)->port()) + "/";
+  std::vector<VerifierKey> logs;
+  for (const Stream& s : streams) logs.push_back(s.log);
+  auto local = start_witness(dir, "bench-witness.example/w1", std::move(logs));
+  if (!local) return local.error();
+  const std::string url = (*local)->url;
+  auto& http = (*local)->http;
+  auto& witness = (*local)->witness;
 
   std::vector<std::vector<double>> latencies(streams.size());
   std::vector<Status> failures(streams.size());
@@ -122,7 +151,7 @@ Result<RunFigures> run_witness(const std::string& dir, const std::vector<Stream>
   for (auto& c : clients) c.join();
   RunFigures out;
   out.seconds = seconds_since(start);
-  (*http)->shutdown(std::chrono::seconds(5));
+  http->shutdown(std::chrono::seconds(5));
   for (const Status& s : failures) {
     if (!s.is_ok()) return s;
   }
@@ -130,7 +159,7 @@ Result<RunFigures> run_witness(const std::string& dir, const std::vector<Stream>
     out.requests += l.size();
     out.latencies_ms.insert(out.latencies_ms.end(), l.begin(), l.end());
   }
-  out.state = (*witness)->state().stats();
+  out.state = witness->state().stats();
   return out;
 }
 
@@ -146,6 +175,77 @@ nlohmann::ordered_json figures_json(const RunFigures& f, size_t logs, double ser
           {"updatesPerCommit", f.state.commits ? double(f.state.stored) / f.state.commits : 0.0}};
 }
 
+struct PublicationFigures {
+  uint64_t entries = 0;
+  double append_seconds = 0;
+  std::vector<double> delays_ms;  // per commit: to the publication that covered it
+  uint64_t publications = 0;      // checkpoints the busiest witness cosigned (rounds)
+};
+
+// A ledger served to 3 local witnesses (quorum 2) through ledger/witnessing.h while 8
+// publishers append `entries` signed 2 KiB entries in batches of `batch`; every commit's
+// delay until a witnessed checkpoint covers it.
+Result<PublicationFigures> run_publication(const std::string& dir, uint64_t entries, size_t batch) {
+  auto bench = make_ledger(dir + "/ledger");
+  if (!bench) return bench.error();
+  auto log_vkey = bench->ledger->log_verifier();
+  if (!log_vkey) return log_vkey.error();
+  std::string policy_text = "log " + log_vkey->to_string() + "\n";
+  std::vector<std::unique_ptr<LocalWitness>> witnesses;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string name = "bench-witness.example/w" + std::to_string(i);
+    auto w = start_witness(dir + "/w" + std::to_string(i), name, {*log_vkey});
+    if (!w) return w.error();
+    policy_text += "witness w" + std::to_string(i) + " " + (*w)->witness->cosigner().to_string() +
+                   " " + (*w)->url + "\n";
+    witnesses.push_back(std::move(*w));
+  }
+  auto policy = TlogPolicy::parse(policy_text + "group two 2 w1 w2 w3\nquorum two\n");
+  if (!policy) return policy.error();
+
+  // The ledger again, now with the commits observed.
+  bench->ledger.reset();
+  std::atomic<Witnessing*> target{nullptr};
+  OpenOptions open;
+  open.dir = dir + "/ledger";
+  open.log_key = bench->log_key;
+  open.on_commit = [&target](const CommitInfo& c) {
+    if (Witnessing* w = target.load()) w->committed(c);
+  };
+  auto ledger = Ledger::open(open);
+  if (!ledger) return ledger.error();
+  std::mutex mu;
+  PublicationFigures out;
+  WitnessingOptions options;
+  options.policy = std::move(*policy);
+  options.dir = witnessing_dir(dir + "/ledger");
+  options.on_publication_delay = [&](std::chrono::nanoseconds d) {
+    std::lock_guard lock(mu);
+    out.delays_ms.push_back(std::chrono::duration<double, std::milli>(d).count());
+  };
+  auto witnessing = Witnessing::start(**ledger, std::move(options));
+  if (!witnessing) return witnessing.error();
+  target.store(witnessing->get());
+
+  ThreadPool pool;
+  std::vector<Bytes> signed_entries = sign_many(bench->importer, 0, entries, pool);
+  auto seconds = append_from_clients(**ledger, signed_entries, batch, kClients, out.entries);
+  if (!seconds) return seconds.error();
+  out.append_seconds = *seconds;
+  // Every commit counted: wait for the publication that covers the last.
+  std::promise<Status> done;
+  (*witnessing)->when_published((*ledger)->size(), std::chrono::seconds(60),
+                                [&](Result<std::shared_ptr<const Publication>> p) {
+                                  done.set_value(p ? Status::ok() : p.error());
+                                });
+  if (Status s = done.get_future().get(); !s) return s;
+  for (const auto& w : witnesses) out.publications = std::max(out.publications, w->witness->state().stats().stored);
+  target.store(nullptr);
+  witnessing->reset();
+  for (auto& w : witnesses) w->http->shutdown(std::chrono::seconds(5));
+  return out;
+}
+
 }  // namespace
 
 int bench_witness(const Args& args) {
@@ -155,6 +255,8 @@ int bench_witness(const Args& args) {
   if (!logs_opt) return fail(logs_opt.error());
   const size_t logs = *logs_opt;
   const size_t steps = std::max<uint64_t>(*requests / logs, 1);
+  auto publish_entries = args.get_u64("publish-entries", 20000, {100, 10000000});
+  if (!publish_entries) return fail(publish_entries.error());
   const bool json = args.has("json");
   auto note = [&](const char* what) {
     if (!json) std::fprintf(stderr, "bench: %s...\n", what);
@@ -182,6 +284,10 @@ int bench_witness(const Args& args) {
   auto spread = run_witness(scratch + "/many", many);
   if (!spread) return fail(spread.error().with_context("bench witness, many logs"));
 
+  note("publication delay: a log, 3 local witnesses, quorum 2, 8 publishers appending");
+  auto published = run_publication(scratch + "/publish", *publish_entries, 10);
+  if (!published) return fail(published.error().with_context("bench witness, publication"));
+
   nlohmann::ordered_json out;
   out["machine"] = {{"cores", std::max(1u, std::thread::hardware_concurrency())},
                     {"lmdbSingleCommitMs", lmdb->single_commit_ms},
@@ -189,6 +295,18 @@ int bench_witness(const Args& args) {
   out["oneLog"] = figures_json(*single, 1, serial_commits);
   out["manyLogs"] = figures_json(*spread, logs, serial_commits);
   out["targetPerSecond"] = kTargetPerSecond;
+  const PublicationFigures& pf = *published;
+  const double p50 = percentile(pf.delays_ms, 0.5), p99 = percentile(pf.delays_ms, 0.99);
+  out["publication"] = {{"witnesses", 3},
+                        {"quorum", 2},
+                        {"entries", pf.entries},
+                        {"appendsPerSecond", std::round(pf.entries / pf.append_seconds)},
+                        {"commits", pf.delays_ms.size()},
+                        {"checkpointsCosignedByAWitness", pf.publications},
+                        {"delayP50Ms", p50},
+                        {"delayP99Ms", p99},
+                        {"delayP50InLmdbCommits", p50 / lmdb->single_commit_ms},
+                        {"delayP99InLmdbCommits", p99 / lmdb->single_commit_ms}};
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
@@ -207,6 +325,13 @@ int bench_witness(const Args& args) {
                 (*f)["p99Ms"].get<double>(), (*f)["updatesPerCommit"].get<double>());
   }
   std::printf("  target: >= %.0f /s with durable state\n", kTargetPerSecond);
+  std::printf("publication delay, commit to a witnessed checkpoint covering it (3 local "
+              "witnesses, quorum 2; %llu entries appended at %.0f/s by 8 publishers, 10 per "
+              "batch):\n  p50 %.2f ms = %.1f x LMDB single commit, p99 %.2f ms = %.1f x; "
+              "%zu commits, %llu checkpoints cosigned by a witness\n",
+              static_cast<unsigned long long>(pf.entries), pf.entries / pf.append_seconds, p50,
+              p50 / lmdb->single_commit_ms, p99, p99 / lmdb->single_commit_ms, pf.delays_ms.size(),
+              static_cast<unsigned long long>(pf.publications));
   return kExitOk;
 }
 
