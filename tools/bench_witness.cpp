@@ -82,15 +82,11 @@ struct RunFigures {
 // A witness with fresh state in `dir`, for `logs`, behind the real HttpServer on loopback.
 struct LocalWitness {
   std::unique_ptr<Witness> witness;
-  server::WitnessRouter router;
-  std::unique_ptr<server::Metrics> metrics;
-  std::unique_ptr<server::WitnessContext> context;
-  std::unique_ptr<server::HttpServer> http;
-  std::string url;
+  std::unique_ptr<server::WitnessServer> server;  // declared last: stopped first
 };
 
-Result<std::unique_ptr<LocalWitness>> start_witness(const std::string& dir, const std::string& name,
-                                                    std::vector<VerifierKey> logs) {
+Result<LocalWitness> start_witness(const std::string& dir, const std::string& name,
+                                   std::vector<VerifierKey> logs) {
   WitnessOptions options;
   options.dir = dir;
   auto key = SecretKey::generate(name);
@@ -100,20 +96,11 @@ Result<std::unique_ptr<LocalWitness>> start_witness(const std::string& dir, cons
   options.logs = std::move(logs);
   auto witness = Witness::open(std::move(options));
   if (!witness) return witness.error();
-  auto w = std::make_unique<LocalWitness>();
-  w->witness = std::move(*witness);
-  server::add_witness_routes(w->router);
-  std::vector<std::string> names;
-  for (const auto& r : w->router.routes()) names.push_back(r.name);
-  w->metrics = std::make_unique<server::Metrics>(names);
-  w->context = std::make_unique<server::WitnessContext>(*w->witness, *w->metrics);
   server::ServerOptions server_options;
   server_options.port = "0";
-  auto http = server::HttpServer::start(server_options, w->router, *w->context);
-  if (!http) return http.error();
-  w->http = std::move(*http);
-  w->url = "http://127.0.0.1:" + std::to_string(w->http->port()) + "/";
-  return w;
+  auto served = server::serve_witness(**witness, server_options);
+  if (!served) return served.error();
+  return LocalWitness{std::move(*witness), std::move(*served)};
 }
 
 // Starts a witness of `streams`' logs with fresh state in `dir`, sends every stream from its
@@ -123,9 +110,9 @@ Result<RunFigures> run_witness(const std::string& dir, const std::vector<Stream>
   for (const Stream& s : streams) logs.push_back(s.log);
   auto local = start_witness(dir, "bench-witness.example/w1", std::move(logs));
   if (!local) return local.error();
-  const std::string url = (*local)->url;
-  auto& http = (*local)->http;
-  auto& witness = (*local)->witness;
+  const std::string url = local->server->url;
+  auto& http = local->server->http;
+  auto& witness = local->witness;
 
   std::vector<std::vector<double>> latencies(streams.size());
   std::vector<Status> failures(streams.size());
@@ -191,13 +178,13 @@ Result<PublicationFigures> run_publication(const std::string& dir, uint64_t entr
   auto log_vkey = bench->ledger->log_verifier();
   if (!log_vkey) return log_vkey.error();
   std::string policy_text = "log " + log_vkey->to_string() + "\n";
-  std::vector<std::unique_ptr<LocalWitness>> witnesses;
+  std::vector<LocalWitness> witnesses;
   for (int i = 1; i <= 3; ++i) {
     const std::string name = "bench-witness.example/w" + std::to_string(i);
     auto w = start_witness(dir + "/w" + std::to_string(i), name, {*log_vkey});
     if (!w) return w.error();
-    policy_text += "witness w" + std::to_string(i) + " " + (*w)->witness->cosigner().to_string() +
-                   " " + (*w)->url + "\n";
+    policy_text += "witness w" + std::to_string(i) + " " + w->witness->cosigner().to_string() +
+                   " " + w->server->url + "\n";
     witnesses.push_back(std::move(*w));
   }
   auto policy = TlogPolicy::parse(policy_text + "group two 2 w1 w2 w3\nquorum two\n");
@@ -239,10 +226,12 @@ Result<PublicationFigures> run_publication(const std::string& dir, uint64_t entr
                                   done.set_value(p ? Status::ok() : p.error());
                                 });
   if (Status s = done.get_future().get(); !s) return s;
-  for (const auto& w : witnesses) out.publications = std::max(out.publications, w->witness->state().stats().stored);
+  for (const auto& w : witnesses) {
+    out.publications = std::max(out.publications, w.witness->state().stats().stored);
+  }
   target.store(nullptr);
   witnessing->reset();
-  for (auto& w : witnesses) w->http->shutdown(std::chrono::seconds(5));
+  for (auto& w : witnesses) w.server->http->shutdown(std::chrono::seconds(5));
   return out;
 }
 

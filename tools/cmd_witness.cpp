@@ -73,25 +73,19 @@ int run_serve(const Args& args) {
   auto witness = Witness::open(std::move(witness_options));
   if (!witness) return fail(witness.error());
 
-  server::WitnessRouter router(prefix);
-  server::add_witness_routes(router);
-  std::vector<std::string> names;
-  for (const auto& r : router.routes()) names.push_back(r.name);
-  server::Metrics metrics(names);
-  server::WitnessContext context(**witness, metrics);
-
-  auto http = server::HttpServer::start(options, router, context);
-  if (!http) return fail(http.error());
+  auto served = server::serve_witness(**witness, options, prefix);
+  if (!served) return fail(served.error());
+  auto& http = (*served)->http;
   std::printf("witnessing %s%s/ (%zu logs, state %s)\n",
-              server_url(options, (*http)->port()).c_str(), prefix.c_str(),
+              server_url(options, http->port()).c_str(), prefix.c_str(),
               (*witness)->logs().size(), dir->c_str());
   std::printf("cosigner key: %s\n", (*witness)->cosigner().to_string().c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "evledger: press Ctrl-C to stop\n");
 
-  const int signal = (*http)->wait_for_signal();
+  const int signal = http->wait_for_signal();
   std::fprintf(stderr, "evledger: signal %d: stopping; answering the requests in flight\n", signal);
-  (*http)->shutdown(std::chrono::seconds(30));
+  http->shutdown(std::chrono::seconds(30));
   const WitnessStateStats stats = (*witness)->state().stats();
   std::fprintf(stderr, "evledger: stopped after %llu cosigned checkpoints in %llu commits\n",
                static_cast<unsigned long long>(stats.stored),

@@ -20,6 +20,24 @@ void add_witness_routes(WitnessRouter& router) {
   router.get("/", "witnessed-checkpoint", handle_witnessed_checkpoint, true);
 }
 
+Result<std::unique_ptr<WitnessServer>> serve_witness(const Witness& witness,
+                                                     const ServerOptions& options,
+                                                     const std::string& prefix) {
+  auto served = std::make_unique<WitnessServer>();
+  served->router = WitnessRouter(prefix);
+  add_witness_routes(served->router);
+  std::vector<std::string> names;
+  for (const auto& r : served->router.routes()) names.push_back(r.name);
+  served->metrics = std::make_unique<Metrics>(names);
+  served->context = std::make_unique<WitnessContext>(witness, *served->metrics);
+  auto http = HttpServer::start(options, served->router, *served->context);
+  if (!http) return http.error();
+  served->http = std::move(*http);
+  std::string host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  served->url = "http://" + host + ":" + std::to_string(served->http->port()) + prefix + "/";
+  return served;
+}
+
 int witness_status(WitnessVerdict verdict) {
   switch (verdict) {
     case WitnessVerdict::kCosigned: return 200;

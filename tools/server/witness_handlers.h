@@ -21,6 +21,7 @@
 #include "ledger/witness.h"
 #include "tools/server/http.h"
 #include "tools/server/router.h"
+#include "tools/server/server.h"
 #include "tools/server/server_context.h"
 
 namespace evl::server {
@@ -32,6 +33,22 @@ struct WitnessContext : ServerContext {
 };
 
 using WitnessRouter = BasicRouter<WitnessContext>;
+
+// A witness behind the HttpServer with its routes, metrics and context: what `evledger
+// witness serve`, `bench witness` and the tests run. Destroying it stops the server first.
+struct WitnessServer {
+  WitnessRouter router;
+  std::unique_ptr<Metrics> metrics;
+  std::unique_ptr<WitnessContext> context;
+  std::unique_ptr<HttpServer> http;
+  std::string url;  // "http://HOST:PORT<prefix>/"
+  ~WitnessServer() { http.reset(); }
+};
+
+// Starts serving `witness` (which must outlive the server); HttpServer::start's errors.
+Result<std::unique_ptr<WitnessServer>> serve_witness(const Witness& witness,
+                                                     const ServerOptions& options,
+                                                     const std::string& prefix = "");
 
 // Adds the routes above to `router`.
 void add_witness_routes(WitnessRouter& router);
