@@ -1,8 +1,6 @@
 #include "ledger/witnessing.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,10 +12,9 @@
 #include <mutex>
 #include <thread>
 
-#include "events/file_read.h"
 #include "keys/note.h"
-#include "keys/witness_format.h"
 #include "ledger/http_client.h"
+#include "ledger/internal/witness_submission.h"
 #include "ledger/proofs.h"
 
 namespace evl {
@@ -28,38 +25,8 @@ using Clock = std::chrono::steady_clock;
 // Commits remembered for the publication delay while witnesses are down; beyond it the
 // oldest (whose delays are the longest) are kept and newer commits go unmeasured.
 constexpr size_t kMaxTimedCommits = size_t{1} << 16;
-constexpr size_t kMaxErrorBody = 300;
 
 std::string errno_text() { return std::strerror(errno); }
-
-// Writes `bytes` to dir/name through a temporary file: data, rename and directory all synced
-// before it returns, so a crash leaves the old file or the new one.
-Status write_durably(const std::string& dir, const std::string& name, std::string_view bytes) {
-  const std::string path = dir + "/" + name, tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot write " + tmp + ": " + errno_text());
-  bool ok = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
-            ::fsync(fd) == 0;
-  const std::string why = ok ? "" : errno_text();
-  ::close(fd);
-  if (!ok) return io_error("cannot write " + tmp + ": " + why);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return io_error("cannot rename " + tmp + " to " + path + ": " + errno_text());
-  }
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return io_error("cannot open " + dir + ": " + errno_text());
-  ok = ::fsync(dfd) == 0;
-  ::close(dfd);
-  return ok ? Status::ok() : io_error("cannot sync " + dir + ": " + errno_text());
-}
-
-std::string excerpt(std::string_view body) {
-  std::string out(body.substr(0, kMaxErrorBody));
-  for (char& c : out) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return out;
-}
 
 // One round: the checkpoint every witness is sent, and the cosignature lines collected.
 struct Round {
@@ -76,14 +43,6 @@ struct Slot {
   unsigned failures = 0;
   Clock::time_point retry_at{};
   uint64_t ahead_at = UINT64_MAX;  // the round size at which it was found ahead of the log
-};
-
-// How one submission ended, found without the lock.
-struct Attempt {
-  SubmissionOutcome outcome = SubmissionOutcome::kFailed;
-  NoteSignature cosignature;  // kCosigned
-  uint64_t size = 0;          // kConflict: the witness's
-  std::string error;
 };
 
 struct Waiter {
@@ -163,8 +122,6 @@ class WitnessingImpl final : public Witnessing {
 
  private:
   void work(size_t w);
-  Attempt submit(HttpClient& client, const PolicyWitness& witness, uint64_t old,
-                 const Round& round) const;
   void record(size_t w, uint64_t size, uint64_t old, const Attempt& attempt);
   void coordinate();
   std::optional<Publication> publication_due() const;
@@ -207,11 +164,11 @@ class WitnessingImpl final : public Witnessing {
 
 Status WitnessingImpl::load_stored() {
   const std::string path = witnessed_checkpoint_path(options_.dir);
-  auto stored = read_file_at(AT_FDCWD, path, path, ReadLimit{"witnessed checkpoint", kMaxNoteFileBytes});
+  auto stored = read_witnessed_checkpoint(options_.dir);
+  if (!stored && stored.error().code() == Code::kNotFound) return Status::ok();
   if (!stored) return stored.error();
-  if (!*stored) return Status::ok();
   const VerifierKey keys[] = {log_key_};
-  auto report = options_.policy.evaluate(**stored, keys);
+  auto report = options_.policy.evaluate(*stored, keys);
   if (!report || !report->satisfied) {
     notice("not serving the stored witnessed checkpoint " + path + ": " +
            (report ? "its cosignatures do not satisfy the policy's quorum "
@@ -227,7 +184,7 @@ Status WitnessingImpl::load_stored() {
                    "publication; remove the file to publish afresh");
   }
   auto publication = std::make_shared<Publication>();
-  publication->note = std::move(**stored);
+  publication->note = std::move(*stored);
   publication->checkpoint = cp;
   for (const Cosignature& c : report->cosigned) publication->witnesses.push_back(c.name);
   for (Slot& s : slots_) {
@@ -271,67 +228,11 @@ void WitnessingImpl::work(size_t w) {
     }
     const Round copy = round;
     lock.unlock();
-    Attempt attempt = submit(*s.client, s.witness, old, copy);
+    Attempt attempt = submit_checkpoint(*s.client, ledger_, s.witness.key, old, copy.checkpoint,
+                                        copy.text);
     lock.lock();
     record(w, copy.checkpoint.size, old, attempt);
   }
-}
-
-Attempt WitnessingImpl::submit(HttpClient& client, const PolicyWitness& witness, uint64_t old,
-                               const Round& round) const {
-  Attempt a;
-  AddCheckpointRequest request;
-  request.old_size = old;
-  request.checkpoint = round.text;
-  if (old > 0 && old < round.checkpoint.size) {
-    auto proof = ledger_.consistency_proof(old, round.checkpoint.size);
-    if (!proof) {
-      a.error = "no consistency proof from " + std::to_string(old) + ": " + proof.error().message();
-      return a;
-    }
-    request.proof = std::move(*proof);
-  }
-  auto answer = client.post("add-checkpoint", "text/plain; charset=utf-8",
-                            format_add_checkpoint_request(request));
-  const std::string where = client.url("add-checkpoint");
-  if (!answer) {
-    a.error = answer.error().message();
-    return a;
-  }
-  const int status = answer->status;
-  if (status == 200) {
-    auto lines = parse_cosignature_lines(answer->body);
-    Status why = lines ? rejected("it holds no line by " + witness.key.to_string())
-                       : lines.error();
-    if (lines) {
-      for (const NoteSignature& line : *lines) {
-        if (line.name != witness.key.name || line.id != witness.key.id) continue;
-        if (auto t = verify_cosignature(round.checkpoint, line, witness.key); t) {
-          a.outcome = SubmissionOutcome::kCosigned;
-          a.cosignature = line;
-          return a;
-        } else {
-          why = t.error();
-        }
-        break;
-      }
-    }
-    a.outcome = SubmissionOutcome::kRefused;
-    a.error = where + " answered 200 without a valid cosignature: " + why.message();
-    return a;
-  }
-  if (status == 409) {
-    auto type = answer->header("Content-Type");
-    auto size = parse_tlog_size(answer->body);
-    if (type && type->substr(0, kTlogSizeContentType.size()) == kTlogSizeContentType && size) {
-      a.outcome = SubmissionOutcome::kConflict;
-      a.size = *size;
-      return a;
-    }
-  }
-  a.outcome = status >= 400 && status < 500 ? SubmissionOutcome::kRefused : SubmissionOutcome::kFailed;
-  a.error = where + " answered " + std::to_string(status) + ": " + excerpt(answer->body);
-  return a;
 }
 
 void WitnessingImpl::record(size_t w, uint64_t size, uint64_t old, const Attempt& a) {
@@ -375,7 +276,7 @@ void WitnessingImpl::coordinate() {
     if (auto due = publication_due()) {
       const std::string text = due->note;
       lock.unlock();
-      Status s = write_durably(options_.dir, "checkpoint", text);
+      Status s = store_witnessed_checkpoint(options_.dir, text);
       lock.lock();
       if (!s) {
         notice("cannot publish the checkpoint of size " + std::to_string(due->checkpoint.size) +
@@ -562,33 +463,6 @@ Result<std::unique_ptr<Witnessing>> Witnessing::start(const Ledger& ledger,
   if (Status s = impl->load_stored(); !s) return s;
   impl->run(ledger.size());
   return std::unique_ptr<Witnessing>(std::move(impl));
-}
-
-std::string witnessing_dir(const std::string& ledger_dir) { return ledger_dir + "/witnessing"; }
-
-std::string witnessed_checkpoint_path(const std::string& dir) { return dir + "/checkpoint"; }
-
-Result<std::string> read_witnessed_checkpoint(const std::string& dir) {
-  const std::string path = witnessed_checkpoint_path(dir);
-  auto text = read_file_at(AT_FDCWD, path, path, ReadLimit{"witnessed checkpoint", kMaxNoteFileBytes});
-  if (!text) return text.error();
-  if (!*text) return not_found(path + " does not exist: this ledger was never served with "
-                                      "--policy, or no checkpoint had its quorum yet");
-  return std::move(**text);
-}
-
-Result<std::vector<std::string>> witnessed_receipts(const Ledger& ledger,
-                                                    std::span<const uint64_t> indexes,
-                                                    const Publication& publication) {
-  auto proofs = prove_inclusions(ledger, indexes, publication.checkpoint.size);
-  if (!proofs) return proofs.error();
-  std::vector<std::string> out;
-  out.reserve(proofs->size());
-  for (InclusionProofDoc& proof : *proofs) {
-    proof.checkpoint_note = publication.note;
-    out.push_back(format_tlog_proof(proof));
-  }
-  return out;
 }
 
 }  // namespace evl

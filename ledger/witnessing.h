@@ -122,6 +122,9 @@ std::string witnessing_dir(const std::string& ledger_dir);
 std::string witnessed_checkpoint_path(const std::string& dir);
 // The stored publication of a witnessing directory, verbatim; kNotFound when there is none.
 Result<std::string> read_witnessed_checkpoint(const std::string& dir);
+// Replaces it durably: a temporary file, fsync, rename, fsync of the directory (kIo on
+// failure, the old file then intact).
+Status store_witnessed_checkpoint(const std::string& dir, std::string_view note);
 
 // Receipts (C2SP tlog-proof) of entries `indexes` in the published checkpoint: proven in the
 // ledger's tree of that size, carrying the cosigned note. One per index, in order.
