@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "events/event_builder.h"
 #include "events/jcs.h"
 #include "events/utf8.h"
 #include "keys/signer.h"
@@ -126,15 +127,14 @@ int run(const Args& args) {
   if (!key) return fail(key.error());
   auto ledger = open_ledger(args, true);
   if (!ledger) return fail(ledger.error());
-  EventBody body;
-  body.author = key->public_key();
-  body.claimed_time_ms = now_ms();
-  body.payload = *attestation;
+  // Claimed now: an attestation's input states no time (events/event_builder.h).
+  auto body = attestation_event(key->public_key(), *attestation, now_ms());
+  if (!body) return fail(body.error());
   std::string type = attestation_type_name(attestation->type);
   Json line = Json::object();
   line.set("target", digest_text(attestation->target));
   line.set("type", type);
-  return append_and_report(**ledger, *key, body,
+  return append_and_report(**ledger, *key, *body,
                            type + " attestation of " + digest_text(attestation->target),
                            kAttestorHint, args, line, "");
 }

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "events/event_builder.h"
 #include "events/jcs.h"
 #include "events/manifest_check.h"
 #include "events/utf8.h"
@@ -42,8 +43,10 @@ constexpr const char* kDisqualifyUsage =
     "\n"
     "Appends a disqualification of RUN by its source SLUG (e.g. sol-execbench): the source\n"
     "itself withdrew the result. --at is when the source did so, e.g. 2026-09-01T12:00:00Z\n"
-    "(default: now). Signed by --key: a curator, or an importer whose scope holds SLUG. The\n"
-    "projections apply it only when SLUG is the source that reported RUN.\n";
+    "(default: now); it is also the event's claimed time, so the same disqualification with\n"
+    "--at is one event however often it is sent. Signed by --key: a curator, or an importer\n"
+    "whose scope holds SLUG. The projections apply it only when SLUG is the source that\n"
+    "reported RUN.\n";
 
 constexpr const char* kCuratorHint =
     "retractions and supersessions are signed by a key with the curator role; a "
@@ -110,7 +113,7 @@ Result<Correction> correction_from(const Args& args, Correction::Kind kind) {
     if (!source) return source.error();
     EVL_RETURN_IF_ERROR(check_source_slug(*source));
     c.source = *source;
-    c.at_ms = now_ms();
+    c.at_ms = now_ms();  // unless --at says when; it is also the claimed time
     if (auto at = args.get("at")) {
       auto ms = parse_utc_time_ms(*at);
       if (!ms) {
@@ -130,10 +133,8 @@ int run_correction(const Args& args, Correction::Kind kind) {
   if (!key) return fail(key.error());
   auto ledger = open_ledger(args, true);
   if (!ledger) return fail(ledger.error());
-  EventBody body;
-  body.author = key->public_key();
-  body.claimed_time_ms = now_ms();
-  body.payload = *correction;
+  auto body = correction_event(key->public_key(), *correction, now_ms());
+  if (!body) return fail(body.error());
   Json line = Json::object();
   line.set("kind", kind_name(kind));
   line.set("target", digest_text(correction->target));
@@ -154,7 +155,7 @@ int run_correction(const Args& args, Correction::Kind kind) {
              correction->source;
       break;
   }
-  return append_and_report(**ledger, *key, body, what, kCuratorHint, args, line, "");
+  return append_and_report(**ledger, *key, *body, what, kCuratorHint, args, line, "");
 }
 
 const std::vector<OptionSpec> kRetractOptions = {

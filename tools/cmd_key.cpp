@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "events/event_builder.h"
 #include "events/utf8.h"
 #include "keys/checkpoint.h"
 #include "tools/commands.h"
@@ -34,6 +35,10 @@ constexpr const char* kUsage =
     "        --void-from INDEX voids its events from INDEX on (they stay in the log, and the\n"
     "        verifier and projections skip them).\n"
     "grant and revoke sign the commit's checkpoint with --log-key (default DIR/keys/log.key).\n";
+
+constexpr const char* kAdminHint =
+    "grants and revocations are signed by an admin key of the ledger (--signer), such as the "
+    "admin key 'evledger init' made";
 
 int run_new(const Args& args) {
   if (args.positional().size() != 2) return fail(usage_error("key new takes one NAME"));
@@ -81,9 +86,10 @@ int run_grant(const Args& args) {
   grant.key = {vkey->public_key, vkey->name};
   grant.roles.assign(roles.begin(), roles.end());
   grant.scope.assign(scope.begin(), scope.end());
-  EventBody body;
-  body.payload = grant;
-  return append_one(**ledger, *signer, body, "grant of " + vkey->name);
+  auto body = key_grant_event(signer->public_key(), std::move(grant), now_ms());
+  if (!body) return fail(body.error());
+  return append_and_report(**ledger, *signer, *body, "grant of " + vkey->name, kAdminHint,
+                           args, Json::object(), "");
 }
 
 int run_revoke(const Args& args) {
@@ -110,9 +116,11 @@ int run_revoke(const Args& args) {
   if (!signer) return fail(signer.error());
   auto ledger = open_ledger(args, true);
   if (!ledger) return fail(ledger.error());
-  EventBody body;
-  body.payload = KeyRevoke{vkey->public_key, *reason, *void_from};
-  return append_one(**ledger, *signer, body, "revocation of " + vkey->name);
+  auto body = key_revoke_event(signer->public_key(),
+                               KeyRevoke{vkey->public_key, *reason, *void_from}, now_ms());
+  if (!body) return fail(body.error());
+  return append_and_report(**ledger, *signer, *body, "revocation of " + vkey->name, kAdminHint,
+                           args, Json::object(), "");
 }
 
 int run_list(const Args& args) {

@@ -5,6 +5,7 @@
 
 #include "events/file_read.h"
 #include "events/jcs.h"
+#include "events/event_builder.h"
 #include "events/manifest_check.h"
 #include "keys/signer.h"
 #include "tools/commands.h"
@@ -49,8 +50,9 @@ constexpr const char* kRunnerHint =
     "'evledger key grant --role runner --scope owner:ID --scope host:ID'";
 
 
-// The one BenchmarkRun of `path`, checked and canonicalized; kRejected with every problem. The
-// file is one document, so it is read whole under the importer's limit for one document.
+// The one document of `path`, checked and canonicalized (events/event_builder.h's rerun_event
+// says whether it may be a rerun's). The file is one document, so it is read whole under the
+// importer's limit for one document.
 Result<CheckedManifest> read_rerun_manifest(const std::string& path) {
   auto text = read_file(path, ReadLimit{"manifest file", kMaxDocumentBytes});
   if (!text) return text.error();
@@ -68,24 +70,7 @@ Result<CheckedManifest> read_rerun_manifest(const std::string& path) {
     return rejected(path + " holds more than one document; MANIFEST is the one BenchmarkRun of "
                            "this rerun (import other manifests with 'evledger import')");
   }
-  CheckedManifest checked = check_manifest(*doc.value, 1, doc.where);
-  if (!checked.ok()) {
-    std::string all;
-    for (const auto& p : checked.problems) all += (all.empty() ? "" : "\n") + p.message;
-    return rejected(all);
-  }
-  if (checked.use == ManifestUse::kObservation) {
-    return rejected(checked.label +
-                    ": spec.sourceNative is present [rerun-only]; a rerun's manifest is the "
-                    "runner's own measurement: remove spec.sourceNative (a result reported by "
-                    "source " + checked.source + " is imported with 'evledger import')");
-  }
-  if (checked.use != ManifestUse::kRerunOnly) {
-    return rejected(checked.label + ": is a " + checked.kind +
-                    " [rerun-only]; a rerun's manifest is a BenchmarkRun (register other "
-                    "manifests with 'evledger import')");
-  }
-  return checked;
+  return check_manifest(*doc.value, 1, doc.where);
 }
 
 // The canonical text of the --cases array, or "" without the option.
@@ -112,36 +97,22 @@ int run(const Args& args) {
   if (!target) return fail(target.error());
   auto manifest = read_rerun_manifest(args.positional()[0]);
   if (!manifest) return fail(manifest.error());
-  if (manifest->digest == *target) {
-    return fail(usage_error("--target is the rerun manifest's own digest; name the observed "
-                            "run that this rerun repeats"));
-  }
   auto cases = read_cases(args);
   if (!cases) return fail(cases.error());
-  size_t text_bytes = manifest->text.canonical.size() + manifest->text.metadata.size() +
-                      cases->size();
-  if (text_bytes > kMaxManifestTextBytes) {
-    return fail(rejected("the rerun's manifest and cases take " + std::to_string(text_bytes) +
-                         " bytes; an entry holds at most " +
-                         std::to_string(kMaxManifestTextBytes) +
-                         " of them: leave per-case detail out of --cases or shorten metadata"));
-  }
   auto key = load_signer(args, "key");
   if (!key) return fail(key.error());
+  const Digest run_digest = manifest->digest;
+  auto body = rerun_event(key->public_key(), *target, std::move(*manifest), std::move(*cases));
+  if (!body) return fail(body.error());
   auto ledger = open_ledger(args, true);
   if (!ledger) return fail(ledger.error());
 
-  EventBody body;
-  body.author = key->public_key();
-  // The rerun's own observedAt, not the clock: submitting the same rerun twice is one event.
-  body.claimed_time_ms = manifest->observed_at_ms;
-  body.payload = Rerun{*target, manifest->text, *cases};
   Json line = Json::object();
   line.set("target", digest_text(*target));
-  line.set("run", digest_text(manifest->digest));
-  return append_and_report(**ledger, *key, body, "rerun of " + digest_text(*target),
+  line.set("run", digest_text(run_digest));
+  return append_and_report(**ledger, *key, *body, "rerun of " + digest_text(*target),
                            kRunnerHint, args, line,
-                           "; rerun manifest " + digest_text(manifest->digest));
+                           "; rerun manifest " + digest_text(run_digest));
 }
 
 }  // namespace

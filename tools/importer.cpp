@@ -5,6 +5,7 @@
 #include <future>
 #include <memory>
 
+#include "events/event_builder.h"
 #include "events/manifest_check.h"
 #include "keys/signer.h"
 #include "ledger/thread_pool.h"
@@ -22,13 +23,6 @@ Importer::Importer(Ledger& ledger, const SecretKey& key, ImportOptions options)
 Importer::~Importer() = default;
 
 namespace {
-
-std::string rerun_only_message(const CheckedManifest& checked) {
-  return checked.label +
-         ": a BenchmarkRun without spec.sourceNative is a controlled rerun's manifest "
-         "[rerun-only]; import takes source-reported runs: add spec.sourceNative {source, "
-         "benchmark, externalId, metrics}, or submit the run with its target through a rerun";
-}
 
 // Checks, canonicalizes and signs one document; fills `outcome` (kAdded means "ready to
 // append", kPresent "this very event is in the ledger already") and `entry`. Runs on the
@@ -48,29 +42,19 @@ void prepare(SourceDocument& doc, const Ledger& ledger, const SecretKey& key,
   outcome.name = checked.name;
   if (!checked.ok()) {
     outcome.rule = checked.problems.front().rule;
-    for (const auto& p : checked.problems) {
-      if (!outcome.message.empty()) outcome.message += "\n";
-      outcome.message += p.message;
-    }
+    outcome.message = manifest_problems_text(checked);
     return;
   }
   outcome.digest = checked.digest;
-  if (checked.use == ManifestUse::kRerunOnly) {
-    outcome.rule = "rerun-only";
-    outcome.message = rerun_only_message(checked);
+  // Deterministic, so that a re-import reproduces the same event ids (see the header).
+  auto body = catalog_event(key.public_key(), std::move(checked));
+  if (!body) {
+    outcome.rule = kRuleRerunOnly;  // the one rule a checked document can still break here
+    outcome.message = body.error().message();
     return;
   }
-  EventBody body;
-  body.author = key.public_key();
-  // Deterministic, so that a re-import reproduces the same event ids (see the header).
-  body.claimed_time_ms = checked.observed_at_ms;
-  if (checked.use == ManifestUse::kObservation) {
-    body.payload = Observation{std::move(checked.text)};
-  } else {
-    body.payload = ManifestEvent{std::move(checked.text)};
-  }
   // A re-import finds its events by id and skips signing them (and the ledger's verifying).
-  Bytes body_bytes = encode_body(body);
+  Bytes body_bytes = encode_body(*body);
   Digest id = event_id(body_bytes);
   if (auto index = ledger.find(id); index.has_value()) {
     outcome.status = ImportStatus::kPresent;
@@ -81,7 +65,7 @@ void prepare(SourceDocument& doc, const Ledger& ledger, const SecretKey& key,
   auto signed_entry = sign_body(key, body_bytes);
   if (!signed_entry) {
     outcome.rule = "sign";
-    outcome.message = checked.label + ": cannot sign: " + signed_entry.error().message();
+    outcome.message = outcome.label + ": cannot sign: " + signed_entry.error().message();
     return;
   }
   entry = std::move(signed_entry.value());

@@ -2,9 +2,9 @@
 //
 // Importer runs the pipeline: read a batch → parse, check (events/manifest_check.h),
 // canonicalize and sign in parallel → append the batch in one call → report each outcome.
-// Bodies are deterministic: author = the import key, claimed time = the run's own
-// spec.observedAt for a BenchmarkRun and 0 (no claim) for every other kind, never the wall
-// clock. So importing the same catalog twice yields the same event ids, and the second import
+// Bodies are deterministic (events/event_builder.h's catalog_event): author = the import key,
+// claimed time = the run's own spec.observedAt for a BenchmarkRun and 0 (no claim) for every
+// other kind, never the wall clock. So importing the same catalog twice yields the same event ids, and the second import
 // finds every event already present: it looks each id up before signing (Ledger::find), so a
 // re-import signs and verifies nothing. (The ledger's digest dedup, when present, makes this
 // hold across keys and metadata too.) Within one import a manifest digest is appended once;

@@ -151,6 +151,7 @@ TEST_CASE("every rerun is a rerun-only BenchmarkRun whose verdict band matches i
     INFO(rerun->run.canonical);
     REQUIRE(checked.ok());
     CHECK(checked.use == ManifestUse::kRerunOnly);
+    CHECK(body.claimed_time_ms == checked.observed_at_ms);  // a rerun claims its observedAt
     const Json& spec = *manifest.find("spec");
     for (const char* member :
          {"implementationDigest", "workloadDigest", "protocolDigest", "environmentDigest"}) {

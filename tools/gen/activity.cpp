@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "events/event_builder.h"
 #include "events/jcs.h"
 #include "events/manifest_check.h"
 #include "keys/signer.h"
@@ -104,9 +105,10 @@ class Planner {
     return &observed_gpu(r) == &kH100 ? kB200 : kH100;
   }
   std::string lab_environment_digest(const LabGpu& gpu);
-  void add(EventBody body, const KeyRef& author) {
-    body.author = author.public_key;
-    events_.push_back(std::move(body));
+  // Every body the planner makes passes the builder's rules (it writes within the limits).
+  void add(Result<EventBody> body) {
+    EVL_ASSERT(body.has_value());
+    events_.push_back(std::move(body.value()));
   }
   void rerun();
   Json rerun_spec(const ObservedRun& r, Intent intent, double latency, int64_t at_ms,
@@ -134,14 +136,13 @@ std::string Planner::lab_environment_digest(const LabGpu& gpu) {
   auto it = lab_digests_.find(gpu.slug);
   if (it != lab_digests_.end()) return it->second;
   CheckedManifest checked = check_manifest(lab_environment(gpu), 1);
-  EVL_ASSERT(checked.ok());
-  EventBody body;
-  body.author = o_.runners.front().public_key;
-  body.claimed_time_ms = 0;  // like an imported manifest: no claim, so it registers once
-  body.payload = ManifestEvent{checked.text};
-  manifests_.push_back(std::move(body));
+  const Digest digest = checked.digest;
+  // Like an imported manifest: no claimed time, so it registers once.
+  auto body = catalog_event(o_.runners.front().public_key, std::move(checked));
+  EVL_ASSERT(body.has_value());
+  manifests_.push_back(std::move(body.value()));
   ++stats_.manifests;
-  return lab_digests_[gpu.slug] = digest_text(checked.digest);
+  return lab_digests_[gpu.slug] = digest_text(digest);
 }
 
 Json Planner::rerun_spec(const ObservedRun& r, Intent intent, double latency, int64_t at_ms,
@@ -228,13 +229,11 @@ void Planner::rerun() {
                                      {"title", "Controlled rerun of " + r.name + " by " +
                                                    key.name}})},
                      {"spec", std::move(spec)}});
-  CheckedManifest checked = check_manifest(manifest, 1);
-  EVL_ASSERT(checked.ok() && checked.use == ManifestUse::kRerunOnly);
   std::string cases = rng_.chance(0.5) ? rerun_cases(r, intent, latency) : std::string();
-  EventBody body;
-  body.claimed_time_ms = at_ms + 5 * kMinuteMs + static_cast<int64_t>(rng_.below(2 * kHourMs));
-  body.payload = Rerun{r.run, std::move(checked.text), std::move(cases)};
-  add(std::move(body), key);
+  // Claimed at the rerun's own observedAt, as every rerun is (events/event_builder.h).
+  auto body = rerun_event(key.public_key, r.run, check_manifest(manifest, 1), std::move(cases));
+  EVL_ASSERT(body.has_value());
+  events_.push_back(std::move(body.value()));
   switch (intent) {
     case Intent::kConfirming:
       ++stats_.confirming;
@@ -317,12 +316,10 @@ void Planner::attestation() {
       break;
     }
   }
-  EventBody body;
-  body.claimed_time_ms =
-      r.observed_at_ms + kDayMs + static_cast<int64_t>(rng_.below(45 * kDayMs));
+  // The simulated clock of the attestor: a day to weeks after the observation.
+  const int64_t clock = r.observed_at_ms + kDayMs + static_cast<int64_t>(rng_.below(45 * kDayMs));
   ++stats_.attestations[type];
-  body.payload = std::move(a);
-  add(std::move(body), key);
+  add(attestation_event(key.public_key, std::move(a), clock));
 }
 
 bool Planner::retraction() {
@@ -341,11 +338,9 @@ bool Planner::retraction() {
     c.kind = Correction::Kind::kRetract;
     c.target = r.run;
     c.reason = kReasons[rng_.below(std::size(kReasons))];
-    EventBody body;
-    body.claimed_time_ms =
+    const int64_t clock =
         r.observed_at_ms + 2 * kDayMs + static_cast<int64_t>(rng_.below(60 * kDayMs));
-    body.payload = std::move(c);
-    add(std::move(body), o_.curator);
+    add(correction_event(o_.curator.public_key, std::move(c), clock));
     ++stats_.retractions;
     return true;
   }
@@ -377,11 +372,9 @@ bool Planner::supersession() {
     c.target = old_r.run;
     c.replacement = new_r.run;
     c.reason = kReasons[rng_.below(std::size(kReasons))];
-    EventBody body;
-    body.claimed_time_ms = std::max(old_r.observed_at_ms, new_r.observed_at_ms) + kDayMs +
-                           static_cast<int64_t>(rng_.below(10 * kDayMs));
-    body.payload = std::move(c);
-    add(std::move(body), o_.curator);
+    const int64_t clock = std::max(old_r.observed_at_ms, new_r.observed_at_ms) + kDayMs +
+                          static_cast<int64_t>(rng_.below(10 * kDayMs));
+    add(correction_event(o_.curator.public_key, std::move(c), clock));
     ++stats_.supersessions;
     return true;
   }

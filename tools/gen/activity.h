@@ -17,9 +17,11 @@
 //     evidence URL, an observed latency and an environment summary where they fit;
 //   - retractions (about 4%) and supersessions (about 3%: a later run of the same comparison
 //     inputs replaces an earlier one) by the curator; a run is corrected at most once.
-// Claimed times follow the observed runs (hours to weeks later), never the clock, and the
-// activity comes in claimed-time order after the manifests it needs. So the same seed, keys
-// and observed runs give the same bodies, byte for byte: a second run finds them present.
+// Bodies are made by events/event_builder.h: a rerun claims its manifest's observedAt (hours
+// to weeks after the observation); attestations and corrections claim a simulated clock that
+// follows the observed runs, never the real one. The activity comes in claimed-time order
+// after the manifests it needs. So the same seed, keys and observed runs give the same bodies,
+// byte for byte: a second run finds them present.
 //
 // Thread safety: read_activity_subjects and plan_activity are pure functions of their inputs
 // (the first reads one snapshot); append_activity runs its own thread pool and must be the
