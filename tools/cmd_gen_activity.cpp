@@ -26,22 +26,19 @@ Result<std::vector<LoadedKey>> load_keys(const Args& args, const std::string& op
   return out;
 }
 
-// Whether `key` may sign what it is given for, at the ledger's current size: refusing here
-// says which file and which grant is missing before anything is signed.
+// Whether `key` may sign the events it is given for, at the ledger's current size, by the
+// ledger's own rule (keys/policy.h) applied to an event of that kind: refusing here says which
+// file and which grant is missing before anything is signed.
 Status check_key_role(const KeyPolicy& policy, uint64_t size, const LoadedKey& key,
-                      const std::string& option, std::optional<Role> role) {
-  const KeyRecord* rec = policy.find(key.key.public_key());
-  std::string what = "--" + option + " " + key.path + " (" + key.key.name() + ")";
-  if (rec == nullptr || !rec->active_at(size)) {
-    return rejected(what + " is not an active key of this ledger; an admin grants it with "
-                           "'evledger key grant'");
-  }
-  if (role && !rec->has_role(*role)) {
-    return rejected(what + " has no " + role_name(*role) + " role; an admin grants it with "
-                           "'evledger key grant --role " + role_name(*role) + "'" +
-                    (*role == Role::kRunner ? " --scope owner:ID --scope host:ID" : ""));
-  }
-  return Status::ok();
+                      const std::string& option, Payload kind, const char* fix) {
+  EventBody probe;
+  probe.author = key.key.public_key();
+  probe.payload = std::move(kind);
+  Status allowed = policy.check(size, probe);
+  if (allowed) return Status::ok();
+  return Status(allowed.code(), "--" + option + " " + key.path + " (" + key.key.name() +
+                                    "): " + allowed.message() + "; an admin grants it with " +
+                                    "'evledger key grant" + fix + "'");
 }
 
 // The projections read a runner's owner and host from its scope ("owner:<id>", "host:<id>"):
@@ -116,20 +113,24 @@ int gen_activity(const Args& args) {
   options.events = *events;
   options.seed = *seed;
   std::map<PublicKey, const SecretKey*> keys;
-  auto admit = [&](const std::vector<LoadedKey>& list, const char* option,
-                   std::optional<Role> role, std::vector<KeyRef>& refs) -> Status {
+  auto admit = [&](const std::vector<LoadedKey>& list, const char* option, const Payload& kind,
+                   const char* fix, std::vector<KeyRef>& refs) -> Status {
     for (const LoadedKey& k : list) {
-      EVL_RETURN_IF_ERROR(check_key_role(policy, size, k, option, role));
-      if (role == Role::kRunner) warn_without_identity(policy, k);
+      EVL_RETURN_IF_ERROR(check_key_role(policy, size, k, option, kind, fix));
+      if (std::holds_alternative<Rerun>(kind)) warn_without_identity(policy, k);
       keys[k.key.public_key()] = &k.key;
       refs.push_back(KeyRef{k.key.public_key(), k.key.name()});
     }
     return Status::ok();
   };
   std::vector<KeyRef> curators;
-  Status admitted = admit(*runners, "runner-key", Role::kRunner, options.runners);
-  if (admitted) admitted = admit(*attestors, "attestor-key", std::nullopt, options.attestors);
-  if (admitted) admitted = admit(*curator, "curator-key", Role::kCurator, curators);
+  Status admitted = admit(*runners, "runner-key", Rerun{},
+                          " --role runner --scope owner:ID --scope host:ID", options.runners);
+  if (admitted) {
+    admitted = admit(*attestors, "attestor-key", Attestation{}, " --role attestor",
+                     options.attestors);
+  }
+  if (admitted) admitted = admit(*curator, "curator-key", Correction{}, " --role curator", curators);
   if (!admitted) return fail(admitted);
   options.curator = curators.front();
   auto subjects = gen::read_activity_subjects(**ledger);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "events/jcs.h"
+#include "events/kernelindex.h"
 #include "events/manifest_check.h"
 #include "keys/key.h"
 #include "tools/gen/sol_catalog.h"
@@ -26,9 +27,12 @@ struct World {
   ActivityOptions options;
 };
 
-// The subjects a ledger holding the catalog of `runs` runs would yield.
+// The subjects a ledger holding the catalog of `runs` runs would yield; each run's group is
+// its comparison key (events/kernelindex.h), which is what the projections list.
 World world(uint64_t runs) {
   World w;
+  std::map<std::string, Json> workloads;  // workload (case or suite) specs by digest text
+  std::vector<Json> run_specs;
   generate_sol_catalog({runs, 3}, [&](const Json& manifest) {
     CheckedManifest checked = check_manifest(manifest, 1);
     REQUIRE(checked.ok());
@@ -37,12 +41,23 @@ World world(uint64_t runs) {
       auto run = observed_run(checked.text);
       REQUIRE(run.has_value());
       w.subjects.runs.push_back(*run);
+      run_specs.push_back(*manifest.find("spec"));
     } else if (checked.kind == "ExecutionEnvironment") {
       auto hw = environment_hardware(*manifest.find("spec"));
       REQUIRE(hw.has_value());
       w.subjects.environments[digest_text(checked.digest)] = *hw;
+    } else if (checked.kind == "WorkloadCase" || checked.kind == "WorkloadSuite") {
+      workloads.emplace(digest_text(checked.digest), *manifest.find("spec"));
     }
   });
+  for (size_t i = 0; i < run_specs.size(); ++i) {
+    ObservedRun& r = w.subjects.runs[i];
+    auto workload = workloads.find(r.workload);
+    if (workload == workloads.end()) continue;
+    if (auto inputs = comparison_inputs(run_specs[i], workload->second)) {
+      r.group = digest_text(comparison_key(*inputs));
+    }
+  }
   w.options.events = 600;
   w.options.seed = 11;
   w.options.runners = {key_ref("runner-a", 1), key_ref("runner-b", 2)};
@@ -99,6 +114,8 @@ TEST_CASE("activity events have the shape, the authors and the order the ledger 
   std::set<PublicKey> runners = {w.options.runners[0].public_key,
                                  w.options.runners[1].public_key};
   std::set<Digest> corrected;
+  std::map<Digest, std::string> group_of;
+  for (const ObservedRun& r : w.subjects.runs) group_of[r.run] = r.group;
   bool manifests_done = false;
   int64_t last_time = 0;
   for (const EventBody& body : plan->events) {
@@ -121,6 +138,10 @@ TEST_CASE("activity events have the shape, the authors and the order the ledger 
     if (const auto* c = std::get_if<Correction>(&body.payload)) {
       CHECK(body.author == w.options.curator.public_key);
       CHECK(corrected.insert(c->target).second);  // a run is corrected at most once
+      if (c->kind == Correction::Kind::kSupersede) {  // within one comparison group
+        CHECK(!group_of.at(c->target).empty());
+        CHECK(group_of.at(c->target) == group_of.at(c->replacement));
+      }
     }
   }
 }

@@ -10,6 +10,7 @@
 #include "events/manifest_check.h"
 #include "keys/signer.h"
 #include "ledger/thread_pool.h"
+#include "projections/query.h"
 #include "tools/gen/random.h"
 #include "tools/render.h"
 
@@ -83,7 +84,7 @@ class Planner {
     for (size_t i = 0; i < s_.runs.size(); ++i) {
       const ObservedRun& r = s_.runs[i];
       if (rerunnable(r)) rerunnable_.push_back(i);
-      groups_[r.workload + " " + r.environment + " " + r.protocol].push_back(i);
+      if (!r.group.empty()) groups_[r.group].push_back(i);
     }
   }
 
@@ -124,7 +125,7 @@ class Planner {
   ActivityStats stats_;
   std::vector<EventBody> manifests_, events_;
   std::vector<size_t> rerunnable_;
-  std::map<std::string, std::vector<size_t>> groups_;  // comparison inputs → runs, log order
+  std::map<std::string, std::vector<size_t>> groups_;  // comparison key → runs, log order
   std::map<std::string, std::string> lab_digests_;     // GPU slug → registered digest
   std::map<size_t, size_t> first_confirmer_;           // run → runner
   std::vector<size_t> confirmed_;                      // runs with a confirmation, in order
@@ -356,7 +357,8 @@ bool Planner::supersession() {
   for (int attempt = 0; attempt < 8; ++attempt) {
     size_t old_run = rng_.below(s_.runs.size());
     const ObservedRun& old_r = s_.runs[old_run];
-    const auto& group = groups_[old_r.workload + " " + old_r.environment + " " + old_r.protocol];
+    if (old_r.group.empty()) continue;
+    const auto& group = groups_[old_r.group];
     auto self = std::find(group.begin(), group.end(), old_run);
     std::vector<size_t> later;
     for (auto it = self + 1; it != group.end(); ++it) {
@@ -431,6 +433,35 @@ std::optional<ObservedRun> observed_run(const ManifestText& text) {
   return r;
 }
 
+namespace {
+
+// Each run's comparison group, as the projections (projections/query.h) list it.
+Status read_groups(const Ledger& ledger, std::vector<ObservedRun>& runs) {
+  std::map<std::string, std::string> groups;  // run digest text → comparison key text
+  EVL_RETURN_IF_ERROR(ledger.read_state([&](const KeyValueStore& state, uint64_t) -> Status {
+    auto covered = projected_size(state);
+    if (!covered) return covered.error();
+    if (*covered != ledger.size()) {
+      return rejected("the ledger's projections cover " + std::to_string(*covered) + " of its " +
+                      std::to_string(ledger.size()) + " entries; run 'evledger rebuild'");
+    }
+    auto listed = list_runs(state);
+    if (!listed) return listed.error();
+    for (const Json& run : *listed) {
+      auto digest = json_string(run, "run");
+      auto key = json_string(run, "comparisonKey");
+      if (digest && key) groups.emplace(*digest, *key);
+    }
+    return Status::ok();
+  }));
+  for (ObservedRun& r : runs) {
+    if (auto it = groups.find(digest_text(r.run)); it != groups.end()) r.group = it->second;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<ActivitySubjects> read_activity_subjects(const Ledger& ledger) {
   ActivitySubjects out;
   Status s = ledger.scan(0, ledger.size(), [&](uint64_t index, ByteView bytes) -> Status {
@@ -451,6 +482,7 @@ Result<ActivitySubjects> read_activity_subjects(const Ledger& ledger) {
     return Status::ok();
   });
   if (!s) return s;
+  EVL_RETURN_IF_ERROR(read_groups(ledger, out.runs));
   return out;
 }
 

@@ -16,7 +16,7 @@
 //   - attestations (about 38%) of all four types by the attestor keys, with text, an https
 //     evidence URL, an observed latency and an environment summary where they fit;
 //   - retractions (about 4%) and supersessions (about 3%: a later run of the same comparison
-//     inputs replaces an earlier one) by the curator; a run is corrected at most once.
+//     group replaces an earlier one) by the curator; a run is corrected at most once.
 // Bodies are made by events/event_builder.h: a rerun claims its manifest's observedAt (hours
 // to weeks after the observation); attestations and corrections claim a simulated clock that
 // follows the observed runs, never the real one. The activity comes in claimed-time order
@@ -54,6 +54,9 @@ struct ObservedRun {
   std::optional<PrimaryMeasurement> primary;
   int64_t observed_at_ms = 0;
   uint64_t cases = 0;  // spec.sourceNative.metrics.fast_1_total, or 0
+  // The run's comparison group as the projections key it (its comparisonKey), or empty while
+  // it has none (its workload manifest is not in the ledger). Supersessions stay in a group.
+  std::string group;
 };
 
 struct ActivitySubjects {
@@ -65,8 +68,10 @@ struct ActivitySubjects {
 // spec with its four digests.
 std::optional<ObservedRun> observed_run(const ManifestText& manifest);
 
-// The observations and ExecutionEnvironment manifests of the whole ledger, in one scan.
-// Errors: the ledger's read errors; kCorrupt when a stored entry does not decode.
+// The observations and ExecutionEnvironment manifests of the whole ledger, in one scan, and
+// each run's group from the ledger's projections. Errors: the ledger's read errors; kCorrupt
+// when a stored entry does not decode; kRejected when the projections do not cover the log
+// (open the ledger for writing, or run 'evledger rebuild').
 Result<ActivitySubjects> read_activity_subjects(const Ledger& ledger);
 
 struct ActivityOptions {
