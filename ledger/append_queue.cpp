@@ -1,10 +1,7 @@
 #include "ledger/append_queue.h"
 
 #include <algorithm>
-#include <map>
 
-#include "ledger/proof_format.h"
-#include "ledger/proofs.h"
 
 namespace evl {
 
@@ -72,27 +69,8 @@ void AppendQueue::work() {
 void AppendQueue::answer(std::vector<Job>& jobs, std::vector<AppendOutcome>& outcomes) {
   std::vector<QueuedOutcome> results(outcomes.size());
   for (size_t i = 0; i < outcomes.size(); ++i) results[i].outcome = std::move(outcomes[i]);
-  if (options_.receipts) {
-    // One snapshot per commit: the entries it answered, proven in its checkpoint.
-    std::map<uint64_t, std::vector<size_t>> by_size;
-    for (size_t i = 0; i < results.size(); ++i) {
-      const AppendOutcome& o = results[i].outcome;
-      if (o.status && o.tree_size > 0) by_size[o.tree_size].push_back(i);
-    }
-    for (const auto& [size, positions] : by_size) {
-      std::vector<uint64_t> indexes;
-      for (size_t i : positions) indexes.push_back(results[i].outcome.index);
-      auto proofs = prove_inclusions(ledger_, indexes, size);
-      for (size_t k = 0; k < positions.size(); ++k) {
-        QueuedOutcome& r = results[positions[k]];
-        if (proofs) {
-          r.receipt = format_tlog_proof((*proofs)[k]);
-        } else {
-          r.receipt_status = proofs.error();
-        }
-      }
-    }
-  }
+  // One snapshot per commit: the entries it answered, proven in its checkpoint.
+  if (options_.receipts) attach_receipts(ledger_, results);
   size_t at = 0;
   for (auto& job : jobs) {
     const size_t n = job.batch.size();

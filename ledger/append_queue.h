@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "events/bytes.h"
+#include "ledger/event_sink.h"
 #include "ledger/ledger.h"
 
 namespace evl {
@@ -40,11 +41,8 @@ struct AppendQueueOptions {
   bool receipts = true;            // make a tlog-proof receipt for every stored entry
 };
 
-struct QueuedOutcome {
-  AppendOutcome outcome;
-  std::string receipt;    // ok outcomes, with receipts: the tlog-proof text
-  Status receipt_status;  // why there is no receipt (the ledger could not prove it)
-};
+// An entry's answer, with its receipt (ledger/event_sink.h).
+using QueuedOutcome = SinkOutcome;
 
 class AppendQueue {
  public:

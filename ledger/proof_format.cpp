@@ -340,25 +340,60 @@ Result<ProofDoc> parse_proof(std::string_view text) {
 
 // ---- verification -------------------------------------------------------------------------
 
-Result<VerifiedInclusion> verify_inclusion_proof(const InclusionProofDoc& proof, const Hash& leaf,
-                                                 const VerifierKey& log_key) {
+namespace {
+
+// Whether the leaf hash the proof states (if any) is `leaf`'s.
+Status check_stated_leaf(const InclusionProofDoc& proof, const Hash& leaf) {
   if (proof.leaf_hash && *proof.leaf_hash != leaf) {
     return rejected("inclusion proof: it is for leaf hash " + b64(*proof.leaf_hash) +
                     ", not the given entry's " + b64(leaf) + "; it proves another entry");
   }
-  auto checkpoint = open_checkpoint(proof.checkpoint_note, log_key);
-  if (!checkpoint) return checkpoint.error().with_context("inclusion proof");
-  if (proof.index >= checkpoint->size) {
+  return Status::ok();
+}
+
+// The inclusion of `leaf` in the tree of an opened (signature-checked) checkpoint.
+Status verify_in_checkpoint(const InclusionProofDoc& proof, const Hash& leaf,
+                            const Checkpoint& checkpoint) {
+  EVL_RETURN_IF_ERROR(check_stated_leaf(proof, leaf));
+  if (proof.index >= checkpoint.size) {
     return rejected("inclusion proof: index " + std::to_string(proof.index) +
-                    " is not in the checkpoint's tree of size " + std::to_string(checkpoint->size) +
+                    " is not in the checkpoint's tree of size " + std::to_string(checkpoint.size) +
                     "; an entry's index must be below the tree size");
   }
-  Status s = verify_inclusion(proof.index, checkpoint->size, leaf, proof.hashes, checkpoint->root);
+  Status s = verify_inclusion(proof.index, checkpoint.size, leaf, proof.hashes, checkpoint.root);
   if (!s) {
-    return rejected(s.message() + " (checkpoint of " + checkpoint->origin +
+    return rejected(s.message() + " (checkpoint of " + checkpoint.origin +
                     "); the entry, the index or a proof hash is not what the log holds");
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<VerifiedInclusion> verify_inclusion_proof(const InclusionProofDoc& proof, const Hash& leaf,
+                                                 const VerifierKey& log_key) {
+  EVL_RETURN_IF_ERROR(check_stated_leaf(proof, leaf));
+  auto checkpoint = open_checkpoint(proof.checkpoint_note, log_key);
+  if (!checkpoint) return checkpoint.error().with_context("inclusion proof");
+  EVL_RETURN_IF_ERROR(verify_in_checkpoint(proof, leaf, *checkpoint));
   return VerifiedInclusion{proof.index, leaf, std::move(*checkpoint)};
+}
+
+Status ReceiptVerifier::verify(std::string_view receipt, ByteView entry, uint64_t index) {
+  auto proof = parse_tlog_proof(receipt);
+  if (!proof) return proof.error().with_context("receipt");
+  if (proof->index != index) {
+    return rejected("receipt: it proves index " + std::to_string(proof->index) +
+                    ", but the entry was answered at index " + std::to_string(index));
+  }
+  if (!opened_ || proof->checkpoint_note != note_) {
+    opened_.reset();
+    auto checkpoint = open_checkpoint(proof->checkpoint_note, log_key_);
+    if (!checkpoint) return checkpoint.error().with_context("receipt");
+    note_ = proof->checkpoint_note;
+    opened_ = std::move(*checkpoint);
+  }
+  return verify_in_checkpoint(*proof, leaf_hash(entry), *opened_).with_context("receipt");
 }
 
 Result<VerifiedConsistency> verify_consistency_proof(const ConsistencyProofDoc& proof,

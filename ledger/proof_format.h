@@ -115,6 +115,23 @@ struct VerifiedConsistency {
                                                                const Hash& leaf,
                                                                const VerifierKey& log_key);
 
+// Verifies the receipts of many entries of one log (the tlog-proofs a server answers an append
+// with), opening each distinct checkpoint note once: the receipts of one commit share one, so a
+// batch costs one signature check per commit, not one per entry. Ok when `receipt` is a
+// tlog-proof that `entry` is at `index` in a checkpoint signed by the log key; kRejected with
+// the failing rule otherwise. Thread safety: one thread at a time.
+class ReceiptVerifier {
+ public:
+  explicit ReceiptVerifier(VerifierKey log_key) : log_key_(std::move(log_key)) {}
+  [[nodiscard]] Status verify(std::string_view receipt, ByteView entry, uint64_t index);
+  const VerifierKey& log_key() const { return log_key_; }
+
+ private:
+  VerifierKey log_key_;
+  std::string note_;                  // the last checkpoint note opened
+  std::optional<Checkpoint> opened_;  // and what it says
+};
+
 // Ok when both notes (the proof's and `old_checkpoint_note`) are checkpoints signed by
 // `log_key`, of sizes `from` and `to`, and the hashes show the newer tree extends the older.
 // kRejected with the failing rule.

@@ -12,77 +12,18 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
 #include "tests/support/test_support.h"
-#include "tools/server/handlers.h"
+#include "tests/tools/served_ledger.h"
 
 namespace evl {
 namespace {
 
 namespace fs = std::filesystem;
 using test::Cast;
+using test::observation;
+using test::Served;
 using test::TempDir;
 using server::Request;
 using server::Response;
-
-Bytes observation(const Cast& cast, const std::string& source, int n) {
-  return test::signed_entry(cast.importer,
-                            test::observation_body(cast.importer, source, std::to_string(n)));
-}
-
-// A ledger with the prologue and `observations` observations in commits of 100, and everything
-// a handler needs around it.
-struct Served {
-  explicit Served(int observations, bool read_only = false) {
-    OpenOptions options;
-    options.create = true;
-    ledger = test::open_test_ledger(dir, options);
-    test::append_all(*ledger, cast.prologue_entries());
-    for (int i = 0; i < observations; i += 100) {
-      std::vector<Bytes> batch;
-      for (int k = i; k < std::min(observations, i + 100); ++k) {
-        batch.push_back(observation(cast, "gpumode", k));
-      }
-      test::append_all(*ledger, std::move(batch));
-    }
-    if (!read_only) queue = std::make_unique<AppendQueue>(*ledger);
-    checkpoints = std::make_unique<server::CheckpointCache>(*ledger);
-    router = server::Router("", read_only);
-    server::add_log_routes(router);
-    std::vector<std::string> names;
-    for (const auto& r : router.routes()) names.push_back(r.name);
-    metrics = std::make_unique<server::Metrics>(names);
-    context = std::make_unique<server::Context>(*ledger, queue.get(), resources, *checkpoints,
-                                                *metrics);
-  }
-
-  Response call(std::string method, std::string target, std::string body = {},
-                std::vector<server::Header> headers = {}) {
-    Request request;
-    request.method = std::move(method);
-    request.target = std::move(target);
-    request.body = std::move(body);
-    request.headers = std::move(headers);
-    std::promise<Response> answer;
-    router.handle(request, *context, [&](Response r) { answer.set_value(std::move(r)); });
-    return answer.get_future().get();
-  }
-
-  Response post_entries(const std::vector<Bytes>& entries) {
-    std::string body;
-    for (const auto& e : entries) append_entry_frame(body, e);
-    return call("POST", "/add-event", body,
-                {{"Content-Type", "application/vnd.evledger.entries"}});
-  }
-
-  TempDir dir;
-  Cast cast;
-  std::unique_ptr<Ledger> ledger;
-  std::unique_ptr<AppendQueue> queue;
-  server::ResourceCache resources{size_t{64} << 20};
-  std::unique_ptr<server::CheckpointCache> checkpoints;
-  server::Router router;
-  std::unique_ptr<server::Metrics> metrics;
-  std::unique_ptr<server::Context> context;
-};
 
 std::string body_of(const Response& r) { return r.body ? *r.body : std::string(); }
 
