@@ -7,12 +7,29 @@
 
 namespace evl {
 
+LocalLog::LocalLog(Ledger& ledger, bool receipts, std::optional<VerifierKey> log_key)
+    : ledger_(ledger), receipts_(receipts || log_key.has_value()) {
+  if (log_key) verifier_.emplace(std::move(*log_key));
+}
+
 std::vector<SinkOutcome> LocalLog::append(std::span<const Bytes> batch,
                                           const std::function<void()>& queued) {
   std::vector<AppendOutcome> appended = ledger_.append(batch, queued);
   std::vector<SinkOutcome> out(appended.size());
   for (size_t i = 0; i < appended.size(); ++i) out[i].outcome = std::move(appended[i]);
-  if (receipts_) attach_receipts(ledger_, out);
+  if (!receipts_) return out;
+  attach_receipts(ledger_, out);
+  if (!verifier_) return out;
+  for (size_t i = 0; i < out.size(); ++i) {
+    SinkOutcome& s = out[i];
+    if (!s.outcome.status || !s.receipt_status) continue;
+    Status verified = verifier_->verify(s.receipt, batch[i], s.outcome.index);
+    if (!verified) {
+      s.receipt_status = rejected(verified.message() + " under the log key " +
+                                  verifier_->log_key().to_string() +
+                                  ": the ledger's log key is another one");
+    }
+  }
   return out;
 }
 

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "events/bytes.h"
+#include "keys/key.h"
 #include "ledger/ledger.h"
+#include "ledger/proof_format.h"
 
 namespace evl {
 
@@ -58,12 +60,14 @@ class EventSink {
 };
 
 // A Ledger opened for writing, as an EventSink. With `receipts`, each stored entry gets its
-// tlog-proof from the ledger's own tree (ledger/proofs.h), as the server's receipts are made.
+// tlog-proof from the ledger's own tree (ledger/proofs.h), as the server's receipts are made;
+// with `log_key` too, each receipt is verified against that key as RemoteLog does (so a
+// publisher holding the wrong key finds out either way).
 class LocalLog final : public EventSink {
  public:
   // `ledger` must outlive the LocalLog.
-  explicit LocalLog(Ledger& ledger, bool receipts = false)
-      : ledger_(ledger), receipts_(receipts) {}
+  explicit LocalLog(Ledger& ledger, bool receipts = false,
+                    std::optional<VerifierKey> log_key = std::nullopt);
 
   [[nodiscard]] std::vector<SinkOutcome> append(
       std::span<const Bytes> batch, const std::function<void()>& queued = nullptr) override;
@@ -74,6 +78,7 @@ class LocalLog final : public EventSink {
  private:
   Ledger& ledger_;
   bool receipts_;
+  std::optional<ReceiptVerifier> verifier_;
 };
 
 // Fills the receipt of every ok outcome from `ledger`'s tree: one snapshot per commit (the

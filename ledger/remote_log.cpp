@@ -229,8 +229,7 @@ Status RemoteLog::State::refuse_request(const HttpResponse& r, const Request& re
     why = rejected(url + " refused the request (" + std::to_string(r.status) + "): " + detail);
     stops = false;
   } else if (r.status == 405) {
-    why = io_error("the server " + url + " is read-only: " + detail +
-                   "; publish to the log's writable server");
+    why = io_error("the server " + url + " is read-only (405): " + detail);
   } else if (r.status == 404) {
     why = io_error(url + "add-event is not found (404): " + detail +
                    "; is the URL the log's, with its prefix?");

@@ -44,7 +44,8 @@ Result<Loaded> load_catalog(const std::string& dir, uint64_t runs) {
   if (!bench) return bench.error();
   std::istringstream in(std::move(catalog));
   auto reader = ManifestReader::from_stream(in, "generated catalog");
-  Importer importer(*bench->ledger, bench->importer);
+  LocalLog log(*bench->ledger);
+  Importer importer(log, bench->importer);
   auto start = Clock::now();
   Status imported = importer.import(*reader);
   double seconds = seconds_since(start);
@@ -81,7 +82,8 @@ Status write_catalog_files(uint64_t runs, uint64_t first, uint64_t rest,
 Status import_file(Ledger& ledger, const SecretKey& importer, const std::string& path) {
   auto reader = ManifestReader::open(path);  // as `evledger import` reads it
   if (!reader) return reader.error();
-  Importer importer_run(ledger, importer);
+  LocalLog log(ledger);
+  Importer importer_run(log, importer);
   EVL_RETURN_IF_ERROR(importer_run.import(**reader));
   if (importer_run.totals().rejected != 0) {
     return rejected("the generated catalog had " +

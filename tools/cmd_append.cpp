@@ -6,23 +6,25 @@
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
 #include "tools/render.h"
+#include "tools/publish.h"
 
 namespace evl::cli {
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger append --ledger DIR [--log-key FILE] [--json] FILE...\n"
-    "       evledger append --ledger DIR [--log-key FILE] [--json] -\n"
+    "usage: evledger append DEST [--json] FILE...\n"
+    "       evledger append DEST [--json] -\n"
+    "DEST: --ledger DIR [--log-key FILE] or --to URL [--retry-for SECONDS], with\n"
+    "[--receipts DIR] [--vkey LOGVKEY] (below)\n"
     "\n"
     "Appends entries: each FILE holds one entry (canonical SignedEvent bytes, as evledger sign\n"
     "writes them); '-' reads a stream of entries from standard input, each preceded by its\n"
     "length as a big-endian uint16 (the C2SP entry-bundle framing). Entries are verified in\n"
     "parallel and committed in groups; an event already present keeps its index. Prints one\n"
     "line per entry. Exit status 1 when any entry was rejected (the others are appended).\n"
-    "A commit that fails (a full disk, say) stops the append: nothing after the first entry\n"
-    "not stored is appended; exit status 3 for the disk.\n"
-    "Every commit ends with a checkpoint signed by the log key (default DIR/keys/log.key).\n";
+    "A commit that fails (a full disk, say), or a server that stops answering, stops the\n"
+    "append: nothing after the first entry not stored is appended; exit status 3.\n";
 
 // Reads up to `max` length-prefixed entries from stdin; false at a clean end of input.
 Result<bool> read_stream(std::vector<Bytes>& out, size_t max) {
@@ -113,12 +115,13 @@ int run(const Args& args) {
       names.push_back(path);
     }
   }
-  auto ledger = open_ledger(args, true);
-  if (!ledger) return fail(ledger.error());
+  auto destination = open_destination(args);
+  if (!destination) return fail(destination.error());
+  EventSink& log = destination->sink();
   Totals totals;
   bool json = args.has("json");
   if (!from_stdin) {
-    report(names, (*ledger)->append(batch), json, totals);
+    report(names, outcomes_of(log.append(batch)), json, totals);
   } else {
     constexpr size_t kStreamBatch = 16384;  // bounded memory for any stream length
     uint64_t position = 0;
@@ -139,20 +142,20 @@ int run(const Args& args) {
       for (size_t i = 0; i < batch.size(); ++i) {
         names.push_back("stream entry " + std::to_string(position + i));
       }
-      report(names, (*ledger)->append(batch), json, totals);
+      report(names, outcomes_of(log.append(batch)), json, totals);
       position += batch.size();
     }
   }
   std::fflush(stdout);
   if (totals.not_stored != 0) report_stop(totals, from_stdin);
-  std::fprintf(stderr, "%llu appended, %llu already present, %llu rejected%s; ledger size %llu\n",
+  std::fprintf(stderr, "%llu appended, %llu already present, %llu rejected%s; %s\n",
                static_cast<unsigned long long>(totals.added),
                static_cast<unsigned long long>(totals.present),
                static_cast<unsigned long long>(totals.rejected),
                totals.not_stored == 0
                    ? ""
                    : (", " + std::to_string(totals.not_stored) + " not stored").c_str(),
-               static_cast<unsigned long long>((*ledger)->size()));
+               destination->size_text().c_str());
   if (totals.not_stored != 0) return exit_code(totals.stop.code());
   return totals.rejected == 0 ? kExitOk : kExitRejected;
 }
@@ -160,7 +163,8 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_append(const std::vector<std::string>& argv) {
-  return run_command(argv, {{"ledger"}, {"log-key"}, {"json", false}}, kUsage, run);
+  static const std::string usage = std::string(kUsage) + "\n" + kDestinationHelp;
+  return run_command(argv, with_destination_options({{"json", false}}), usage.c_str(), run);
 }
 
 }  // namespace evl::cli

@@ -8,17 +8,19 @@
 #include "keys/signer.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/publish.h"
 
 namespace evl::cli {
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger attest --ledger DIR --key FILE --target RUN\n"
+    "usage: evledger attest (--ledger DIR [--log-key FILE] | --to URL [--retry-for SECONDS])\n"
+    "                       --key FILE --target RUN\n"
     "                       --type reproduced|could_not_reproduce|environment_note|\n"
     "                              regression_observed\n"
     "                       --text TEXT [--evidence-url https://...] [--observed-ns N]\n"
-    "                       [--environment TEXT] [--log-key FILE] [--json]\n"
+    "                       [--environment TEXT] [--receipts DIR] [--vkey LOGVKEY] [--json]\n"
     "\n"
     "Appends an attestation about the observed run RUN (its manifest digest, sha256:<64 hex>),\n"
     "signed by --key: any key the ledger has granted may attest. Attestations are shown with\n"
@@ -32,11 +34,12 @@ constexpr const char* kUsage =
     "--json           print {\"status\",\"index\",\"event\",\"target\",\"type\"} as one JSON line\n"
     "--text and --environment hold no control characters (--text may hold line feeds and\n"
     "tabs).\n"
-    "Writers sign the commit's checkpoint with --log-key (default DIR/keys/log.key).\n"
+    "The claimed time is the clock's: an attestation's input states no time of its own, so the\n"
+    "same command run twice appends two attestations.\n"
     "\n"
-    "Exit status: 0 appended; 1 the ledger's key policy refused it; 2 usage, including any\n"
-    "argument that breaks a rule above (checked before anything is signed); 3 a file or the\n"
-    "ledger cannot be read.\n";
+    "Exit status: 0 appended; 1 the ledger's key policy refused it, or its receipt does not\n"
+    "verify; 2 usage, including any argument that breaks a rule above (checked before\n"
+    "anything is signed); 3 a file or the ledger cannot be read, or the server did not answer.\n";
 
 constexpr const char* kAttestorHint =
     "any key the ledger has granted may attest; an admin grants one with "
@@ -125,8 +128,8 @@ int run(const Args& args) {
   if (!attestation) return fail(attestation.error());
   auto key = load_signer(args, "key");
   if (!key) return fail(key.error());
-  auto ledger = open_ledger(args, true);
-  if (!ledger) return fail(ledger.error());
+  auto destination = open_destination(args);
+  if (!destination) return fail(destination.error());
   // Claimed now: an attestation's input states no time (events/event_builder.h).
   auto body = attestation_event(key->public_key(), *attestation, now_ms());
   if (!body) return fail(body.error());
@@ -134,7 +137,7 @@ int run(const Args& args) {
   Json line = Json::object();
   line.set("target", digest_text(attestation->target));
   line.set("type", type);
-  return append_and_report(**ledger, *key, *body,
+  return publish_and_report(*destination, *key, *body,
                            type + " attestation of " + digest_text(attestation->target),
                            kAttestorHint, args, line, "");
 }
@@ -142,10 +145,12 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_attest(const std::vector<std::string>& argv) {
+  static const std::string usage = std::string(kUsage) + "\n" + kDestinationHelp;
   return run_command(argv,
-                     {{"ledger"}, {"key"}, {"target"}, {"type"}, {"text"}, {"evidence-url"},
-                      {"observed-ns"}, {"environment"}, {"log-key"}, {"json", false}},
-                     kUsage, run);
+                     with_destination_options({{"key"}, {"target"}, {"type"}, {"text"},
+                                               {"evidence-url"}, {"observed-ns"},
+                                               {"environment"}, {"json", false}}),
+                     usage.c_str(), run);
 }
 
 }  // namespace evl::cli

@@ -9,6 +9,7 @@
 #include "keys/signer.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/publish.h"
 
 namespace evl::cli {
 
@@ -16,30 +17,29 @@ namespace {
 
 constexpr const char* kCommon =
     "Runs are named by their manifest digests (sha256:<64 hex>). A correction never edits\n"
-    "the log: the run stays, flagged, and leaves the ranking. Writers sign the commit's\n"
-    "checkpoint with --log-key (default DIR/keys/log.key); --json prints {\"status\",\"index\",\n"
-    "\"event\",\"kind\",\"target\",...} as one JSON line.\n"
+    "the log: the run stays, flagged, and leaves the ranking. --json prints {\"status\",\n"
+    "\"index\",\"event\",\"kind\",\"target\",...} as one JSON line. DEST is --ledger DIR\n"
+    "[--log-key FILE] or --to URL [--retry-for SECONDS], with [--receipts DIR] [--vkey LOGVKEY].\n"
     "\n"
-    "Exit status: 0 appended; 1 the ledger's key policy refused it; 2 usage, including a\n"
-    "malformed digest, slug or time (checked before anything is signed); 3 a file or the\n"
-    "ledger cannot be read.\n";
+    "Exit status: 0 appended; 1 the ledger's key policy refused it, or its receipt does not\n"
+    "verify; 2 usage, including a malformed digest, slug or time (checked before anything is\n"
+    "signed); 3 a file or the ledger cannot be read, or the server did not answer.\n"
+    "\n";
 
 constexpr const char* kRetractUsage =
-    "usage: evledger retract --ledger DIR --key FILE --target RUN --reason TEXT\n"
-    "                        [--log-key FILE] [--json]\n"
+    "usage: evledger retract DEST --key FILE --target RUN --reason TEXT [--json]\n"
     "\n"
     "Appends a retraction of RUN, signed by --key, which needs the curator role.\n";
 
 constexpr const char* kSupersedeUsage =
-    "usage: evledger supersede --ledger DIR --key FILE --target OLD --by NEW --reason TEXT\n"
-    "                          [--log-key FILE] [--json]\n"
+    "usage: evledger supersede DEST --key FILE --target OLD --by NEW --reason TEXT [--json]\n"
     "\n"
     "Appends a supersession: NEW replaces OLD (a resubmission, a corrected measurement).\n"
     "Signed by --key, which needs the curator role.\n";
 
 constexpr const char* kDisqualifyUsage =
-    "usage: evledger disqualify --ledger DIR --key FILE --target RUN --source SLUG\n"
-    "                           [--at RFC3339] --reason TEXT [--log-key FILE] [--json]\n"
+    "usage: evledger disqualify DEST --key FILE --target RUN --source SLUG [--at RFC3339]\n"
+    "                           --reason TEXT [--json]\n"
     "\n"
     "Appends a disqualification of RUN by its source SLUG (e.g. sol-execbench): the source\n"
     "itself withdrew the result. --at is when the source did so, e.g. 2026-09-01T12:00:00Z\n"
@@ -131,8 +131,8 @@ int run_correction(const Args& args, Correction::Kind kind) {
   if (!correction) return fail(correction.error());
   auto key = load_signer(args, "key");
   if (!key) return fail(key.error());
-  auto ledger = open_ledger(args, true);
-  if (!ledger) return fail(ledger.error());
+  auto destination = open_destination(args);
+  if (!destination) return fail(destination.error());
   auto body = correction_event(key->public_key(), *correction, now_ms());
   if (!body) return fail(body.error());
   Json line = Json::object();
@@ -155,20 +155,22 @@ int run_correction(const Args& args, Correction::Kind kind) {
              correction->source;
       break;
   }
-  return append_and_report(**ledger, *key, *body, what, kCuratorHint, args, line, "");
+  return publish_and_report(*destination, *key, *body, what, kCuratorHint, args, line, "");
 }
 
-const std::vector<OptionSpec> kRetractOptions = {
-    {"ledger"}, {"key"}, {"target"}, {"reason"}, {"log-key"}, {"json", false}};
-const std::vector<OptionSpec> kSupersedeOptions = {
-    {"ledger"}, {"key"}, {"target"}, {"by"}, {"reason"}, {"log-key"}, {"json", false}};
-const std::vector<OptionSpec> kDisqualifyOptions = {
-    {"ledger"}, {"key"},     {"target"}, {"source"},
-    {"at"},     {"reason"},  {"log-key"}, {"json", false}};
+const std::vector<OptionSpec> kRetractOptions =
+    with_destination_options({{"key"}, {"target"}, {"reason"}, {"json", false}});
+const std::vector<OptionSpec> kSupersedeOptions =
+    with_destination_options({{"key"}, {"target"}, {"by"}, {"reason"}, {"json", false}});
+const std::vector<OptionSpec> kDisqualifyOptions = with_destination_options(
+    {{"key"}, {"target"}, {"source"}, {"at"}, {"reason"}, {"json", false}});
 
-const std::string kRetractHelp = std::string(kRetractUsage) + "\n" + kCommon;
-const std::string kSupersedeHelp = std::string(kSupersedeUsage) + "\n" + kCommon;
-const std::string kDisqualifyHelp = std::string(kDisqualifyUsage) + "\n" + kCommon;
+const std::string kRetractHelp =
+    std::string(kRetractUsage) + "\n" + kCommon + kDestinationHelp;
+const std::string kSupersedeHelp =
+    std::string(kSupersedeUsage) + "\n" + kCommon + kDestinationHelp;
+const std::string kDisqualifyHelp =
+    std::string(kDisqualifyUsage) + "\n" + kCommon + kDestinationHelp;
 
 }  // namespace
 

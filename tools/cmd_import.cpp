@@ -10,13 +10,15 @@
 #include "tools/importer.h"
 #include "tools/ledger_cli.h"
 #include "tools/render.h"
+#include "tools/publish.h"
 
 namespace evl::cli {
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger import --ledger DIR --key FILE [--log-key FILE] [--batch N] [--json]\n"
+    "usage: evledger import (--ledger DIR [--log-key FILE] | --to URL [--retry-for SECONDS])\n"
+    "                       --key FILE [--batch N] [--receipts DIR] [--vkey LOGVKEY] [--json]\n"
     "                       SOURCE...\n"
     "\n"
     "Imports KernelIndex manifests. Each SOURCE is a file or '-' (standard input) holding a\n"
@@ -35,13 +37,15 @@ constexpr const char* kUsage =
     "Each rejected document is reported on standard error with its line and the rule it\n"
     "breaks (a line past 1 MiB, broken JSON or YAML, a JSON comment, a failed check); the\n"
     "others are imported, whatever surrounds them: documents = added + present + rejected\n"
-    "+ not stored. A commit that fails (a full disk, say) stops the import: nothing after the\n"
-    "first document not stored is appended, and running the same import again once the\n"
-    "cause is fixed resumes it (what the ledger holds is reported present).\n"
+    "+ not stored. A commit that fails (a full disk, say), or a server that answers no\n"
+    "request for --retry-for, stops the import: nothing after the first document not stored\n"
+    "is appended, and running the same import again once the cause is fixed resumes it (what\n"
+    "the log holds is reported present; with --to it is signed again and the server answers\n"
+    "it present).\n"
     "A SOURCE is a regular file, '-' or a shell's <(...), and each read of it waits at most\n"
-    "30 s. Exit status: 0 when nothing was rejected, 1 when some document was, 2 usage, 3\n"
-    "when a SOURCE, the key or the ledger cannot be opened or read, or a commit failed for\n"
-    "the disk.\n";
+    "30 s. Exit status: 0 when nothing was rejected, 1 when some document was (or a receipt\n"
+    "does not verify), 2 usage, 3 when a SOURCE, the key or the ledger cannot be opened or\n"
+    "read, a commit failed for the disk, or the server did not answer.\n";
 
 const char* status_name(ImportStatus status) {
   switch (status) {
@@ -67,6 +71,12 @@ nlohmann::json document_json(const DocumentOutcome& o) {
   return j;
 }
 
+// The log's size for the summary: null when a remote log never answered.
+nlohmann::json log_size(Destination& destination) {
+  const auto size = destination.log->size();
+  return size ? nlohmann::json(*size) : nlohmann::json(nullptr);
+}
+
 int run(const Args& args) {
   if (args.positional().empty()) return fail(usage_error("import needs SOURCE... (or -)"));
   auto batch = args.get_u64("batch", kDefaultImportBatch, {1, 100000, "documents"});
@@ -82,14 +92,14 @@ int run(const Args& args) {
   }
   auto key = load_signer(args, "key");
   if (!key) return fail(key.error());
-  auto ledger = open_ledger(args, true);
-  if (!ledger) return fail(ledger.error());
+  auto destination = open_destination(args);
+  if (!destination) return fail(destination.error());
 
   bool json = args.has("json");
   bool tty = ::isatty(STDERR_FILENO) != 0;
   ImportOptions options;
   options.batch = *batch;
-  Importer importer(**ledger, *key, options);
+  Importer importer(destination->sink(), *key, options);
   // Standard input has no known size: its import runs without a bar.
   std::optional<Progress> progress;
   if (total_bytes > 0) progress.emplace("import", total_bytes);
@@ -141,11 +151,11 @@ int run(const Args& args) {
                       {{"documents", t.documents}, {"added", t.added}, {"present", t.present},
                        {"rejected", t.rejected}, {"notStored", t.not_stored},
                        {"observations", t.observations},
-                       {"manifests", t.manifests}, {"ledgerSize", (*ledger)->size()},
+                       {"manifests", t.manifests}, {"ledgerSize", log_size(*destination)},
                        {"complete", !broken}}}});
   } else {
     std::printf("%llu documents: %llu new (%llu observations, %llu manifests), %llu already "
-                "present, %llu rejected%s; ledger size %llu\n",
+                "present, %llu rejected%s; %s\n",
                 static_cast<unsigned long long>(t.documents),
                 static_cast<unsigned long long>(t.added),
                 static_cast<unsigned long long>(t.observations),
@@ -155,7 +165,7 @@ int run(const Args& args) {
                 t.not_stored == 0 ? ""
                                   : (", " + std::to_string(t.not_stored) + " not stored (the "
                                      "import stopped)").c_str(),
-                static_cast<unsigned long long>((*ledger)->size()));
+                destination->size_text().c_str());
   }
   std::fflush(stdout);
   if (!stopped.is_ok()) return exit_code(stopped.code());
@@ -165,8 +175,9 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_import(const std::vector<std::string>& argv) {
-  return run_command(argv, {{"ledger"}, {"key"}, {"log-key"}, {"batch"}, {"json", false}},
-                     kUsage, run);
+  static const std::string usage = std::string(kUsage) + "\n" + kDestinationHelp;
+  return run_command(argv, with_destination_options({{"key"}, {"batch"}, {"json", false}}),
+                     usage.c_str(), run);
 }
 
 }  // namespace evl::cli

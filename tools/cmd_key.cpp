@@ -9,6 +9,7 @@
 #include "keys/checkpoint.h"
 #include "tools/commands.h"
 #include "tools/ledger_cli.h"
+#include "tools/publish.h"
 #include "tools/render.h"
 
 namespace evl::cli {
@@ -17,10 +18,10 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: evledger key new NAME [--cosigner] --out FILE\n"
-    "       evledger key grant --ledger DIR --key VKEY --role ROLE [--role ROLE]... [--scope S]...\n"
-    "                          --signer ADMIN_KEY_FILE\n"
-    "       evledger key revoke --ledger DIR --key VKEY --reason retired|rotated|compromised\n"
-    "                           [--void-from INDEX] --signer ADMIN_KEY_FILE\n"
+    "       evledger key grant DEST --key VKEY --role ROLE [--role ROLE]... [--scope S]...\n"
+    "                          --signer ADMIN_KEY_FILE [--json]\n"
+    "       evledger key revoke DEST --key VKEY --reason retired|rotated|compromised\n"
+    "                           [--void-from INDEX] --signer ADMIN_KEY_FILE [--json]\n"
     "       evledger key list --ledger DIR [--json]\n"
     "\n"
     "new     writes a secret key file (mode 0600) to FILE and its verifier key to FILE.vkey,\n"
@@ -34,7 +35,8 @@ constexpr const char* kUsage =
     "revoke  appends a revocation. Revocation is forward-only; for a compromised key,\n"
     "        --void-from INDEX voids its events from INDEX on (they stay in the log, and the\n"
     "        verifier and projections skip them).\n"
-    "grant and revoke sign the commit's checkpoint with --log-key (default DIR/keys/log.key).\n";
+    "DEST is --ledger DIR [--log-key FILE] or --to URL [--retry-for SECONDS], with\n"
+    "[--receipts DIR] [--vkey LOGVKEY] (below). --json prints {\"status\",\"index\",\"event\"}.\n";
 
 constexpr const char* kAdminHint =
     "grants and revocations are signed by an admin key of the ledger (--signer), such as the "
@@ -80,16 +82,16 @@ int run_grant(const Args& args) {
   if (scope.count("") != 0) return fail(usage_error("--scope must not be empty"));
   auto signer = load_signer(args, "signer");
   if (!signer) return fail(signer.error());
-  auto ledger = open_ledger(args, true);
-  if (!ledger) return fail(ledger.error());
+  auto destination = open_destination(args);
+  if (!destination) return fail(destination.error());
   KeyGrant grant;
   grant.key = {vkey->public_key, vkey->name};
   grant.roles.assign(roles.begin(), roles.end());
   grant.scope.assign(scope.begin(), scope.end());
   auto body = key_grant_event(signer->public_key(), std::move(grant), now_ms());
   if (!body) return fail(body.error());
-  return append_and_report(**ledger, *signer, *body, "grant of " + vkey->name, kAdminHint,
-                           args, Json::object(), "");
+  return publish_and_report(*destination, *signer, *body, "grant of " + vkey->name,
+                            kAdminHint, args, Json::object(), "");
 }
 
 int run_revoke(const Args& args) {
@@ -114,13 +116,13 @@ int run_revoke(const Args& args) {
   }
   auto signer = load_signer(args, "signer");
   if (!signer) return fail(signer.error());
-  auto ledger = open_ledger(args, true);
-  if (!ledger) return fail(ledger.error());
+  auto destination = open_destination(args);
+  if (!destination) return fail(destination.error());
   auto body = key_revoke_event(signer->public_key(),
                                KeyRevoke{vkey->public_key, *reason, *void_from}, now_ms());
   if (!body) return fail(body.error());
-  return append_and_report(**ledger, *signer, *body, "revocation of " + vkey->name, kAdminHint,
-                           args, Json::object(), "");
+  return publish_and_report(*destination, *signer, *body, "revocation of " + vkey->name,
+                            kAdminHint, args, Json::object(), "");
 }
 
 int run_list(const Args& args) {
@@ -167,11 +169,13 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_key(const std::vector<std::string>& argv) {
+  static const std::string usage = std::string(kUsage) + "\n" + kDestinationHelp;
   return run_command(argv,
-                     {{"out"}, {"ledger"}, {"log-key"}, {"key"}, {"role", true, true},
-                      {"scope", true, true}, {"signer"}, {"reason"}, {"void-from"},
-                      {"json", false}, {"cosigner", false}},
-                     kUsage, run);
+                     with_destination_options({{"out"}, {"key"}, {"role", true, true},
+                                               {"scope", true, true}, {"signer"}, {"reason"},
+                                               {"void-from"}, {"json", false},
+                                               {"cosigner", false}}),
+                     usage.c_str(), run);
 }
 
 }  // namespace evl::cli

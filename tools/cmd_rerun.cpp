@@ -11,14 +11,16 @@
 #include "tools/commands.h"
 #include "tools/import_reader.h"
 #include "tools/ledger_cli.h"
+#include "tools/publish.h"
 
 namespace evl::cli {
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: evledger rerun --ledger DIR --key FILE --target RUN [--cases FILE] [--log-key FILE]\n"
-    "                      [--json] MANIFEST\n"
+    "usage: evledger rerun (--ledger DIR [--log-key FILE] | --to URL [--retry-for SECONDS])\n"
+    "                      --key FILE --target RUN [--cases FILE] [--receipts DIR]\n"
+    "                      [--vkey LOGVKEY] [--json] MANIFEST\n"
     "\n"
     "Appends a controlled rerun of the observed run RUN (its manifest digest, sha256:<64 hex>),\n"
     "signed by --key, which needs the runner role. The projections read the runner's owner and\n"
@@ -35,15 +37,15 @@ constexpr const char* kUsage =
     "\n"
     "--cases FILE  per-case results: a JSON array (stored as RFC 8785 canonical JSON).\n"
     "--json        print {\"status\",\"index\",\"event\",\"target\",\"run\"} as one JSON line.\n"
-    "Writers sign the commit's checkpoint with --log-key (default DIR/keys/log.key). The\n"
-    "target need not be in the ledger yet; the projections attach the rerun when it arrives.\n"
+    "The target need not be in the ledger yet; the projections attach the rerun when it\n"
+    "arrives.\n"
     "\n"
     "The event's claimed time is the manifest's spec.observedAt, so submitting the same rerun\n"
     "again reports it already present.\n"
     "\n"
     "Exit status: 0 appended or already present; 1 the manifest, the cases or the ledger's\n"
-    "key policy refused it; 2 usage (a malformed --target); 3 a file or the ledger cannot be\n"
-    "read.\n";
+    "key policy refused it, or its receipt does not verify; 2 usage (a malformed --target); 3\n"
+    "a file or the ledger cannot be read, or the server did not answer.\n";
 
 constexpr const char* kRunnerHint =
     "a controlled rerun is signed by a key with the runner role; an admin grants one with "
@@ -104,13 +106,13 @@ int run(const Args& args) {
   const Digest run_digest = manifest->digest;
   auto body = rerun_event(key->public_key(), *target, std::move(*manifest), std::move(*cases));
   if (!body) return fail(body.error());
-  auto ledger = open_ledger(args, true);
-  if (!ledger) return fail(ledger.error());
+  auto destination = open_destination(args);
+  if (!destination) return fail(destination.error());
 
   Json line = Json::object();
   line.set("target", digest_text(*target));
   line.set("run", digest_text(run_digest));
-  return append_and_report(**ledger, *key, *body, "rerun of " + digest_text(*target),
+  return publish_and_report(*destination, *key, *body, "rerun of " + digest_text(*target),
                            kRunnerHint, args, line,
                            "; rerun manifest " + digest_text(run_digest));
 }
@@ -118,9 +120,10 @@ int run(const Args& args) {
 }  // namespace
 
 int cmd_rerun(const std::vector<std::string>& argv) {
+  static const std::string usage = std::string(kUsage) + "\n" + kDestinationHelp;
   return run_command(argv,
-                     {{"ledger"}, {"key"}, {"target"}, {"cases"}, {"log-key"}, {"json", false}},
-                     kUsage, run);
+                     with_destination_options({{"key"}, {"target"}, {"cases"}, {"json", false}}),
+                     usage.c_str(), run);
 }
 
 }  // namespace evl::cli

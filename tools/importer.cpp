@@ -12,8 +12,8 @@
 
 namespace evl::cli {
 
-Importer::Importer(Ledger& ledger, const SecretKey& key, ImportOptions options)
-    : ledger_(ledger),
+Importer::Importer(EventSink& log, const SecretKey& key, ImportOptions options)
+    : log_(log),
       key_(key),
       options_(options),
       pool_(std::make_unique<ThreadPool>(options.threads)) {
@@ -22,12 +22,17 @@ Importer::Importer(Ledger& ledger, const SecretKey& key, ImportOptions options)
 
 Importer::~Importer() = default;
 
+std::string Importer::log_size_text() const {
+  const auto size = log_.size();
+  return log_.where() + ", size " + (size ? std::to_string(*size) : std::string("unknown"));
+}
+
 namespace {
 
 // Checks, canonicalizes and signs one document; fills `outcome` (kAdded means "ready to
 // append", kPresent "this very event is in the ledger already") and `entry`. Runs on the
-// pool's threads (Ledger::find reads concurrently).
-void prepare(SourceDocument& doc, const Ledger& ledger, const SecretKey& key,
+// pool's threads (EventSink::find may be called concurrently).
+void prepare(SourceDocument& doc, const EventSink& log, const SecretKey& key,
              DocumentOutcome& outcome, Bytes& entry) {
   if (!doc.status.is_ok() || !doc.value) {
     outcome.label = "document " + std::to_string(doc.index) + " (" + doc.where + ")";
@@ -56,7 +61,7 @@ void prepare(SourceDocument& doc, const Ledger& ledger, const SecretKey& key,
   // A re-import finds its events by id and skips signing them (and the ledger's verifying).
   Bytes body_bytes = encode_body(*body);
   Digest id = event_id(body_bytes);
-  if (auto index = ledger.find(id); index.has_value()) {
+  if (auto index = log.find(id); index.has_value()) {
     outcome.status = ImportStatus::kPresent;
     outcome.entry_index = *index;
     outcome.event_id = id;
@@ -85,7 +90,7 @@ struct Importer::Batch {
   // Documents whose digest a batch still in flight appends: answered from seen_ once that
   // batch is reported (it is reported first).
   std::vector<size_t> after_in_flight;
-  std::vector<AppendOutcome> appended;  // the ledger's outcomes for `batch`
+  std::vector<SinkOutcome> appended;  // the log's outcomes for `batch`
 };
 
 namespace {
@@ -110,7 +115,7 @@ void Importer::prepare_batch(Batch& b) {
   b.outcomes.resize(b.docs.size());
   b.entries.resize(b.docs.size());
   pool_->parallel_for(b.docs.size(), [&](size_t i) {
-    prepare(b.docs[i], ledger_, key_, b.outcomes[i], b.entries[i]);
+    prepare(b.docs[i], log_, key_, b.outcomes[i], b.entries[i]);
   });
 }
 
@@ -149,11 +154,11 @@ void Importer::dedupe_batch(Batch& b) {
 }
 
 void Importer::report(Batch& b, const ImportCallbacks& callbacks) {
-  const std::vector<AppendOutcome>& appended = b.appended;
+  const std::vector<SinkOutcome>& appended = b.appended;
   std::vector<DocumentOutcome>& outcomes = b.outcomes;
   for (size_t k = 0; k < b.batch_doc.size(); ++k) {
     DocumentOutcome& o = outcomes[b.batch_doc[k]];
-    const AppendOutcome& a = appended.at(k);
+    const AppendOutcome& a = appended.at(k).outcome;
     DocumentOutcome remembered;
     if (a.commit_failed) {
       o.status = ImportStatus::kNotStored;
@@ -261,8 +266,8 @@ Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks
     while (!flight.empty()) report_oldest();
     return Status(stop_.code(),
                   "import stopped at " + stop_.message() + "\nnothing after that document was "
-                  "appended; the ledger holds what was imported before it (size " +
-                  std::to_string(ledger_.size()) + "). Once the cause is fixed, run the same "
+                  "appended; the ledger holds what was imported before it (" + log_size_text() +
+                  "). Once the cause is fixed, run the same "
                   "import again: what the ledger holds is reported present, and the rest is "
                   "appended");
   };
@@ -280,7 +285,7 @@ Status Importer::import(ManifestReader& reader, const ImportCallbacks& callbacks
       InFlight f;
       f.batch = std::move(next.batch);
       f.appended = std::async(kLaunch, [this, batch = f.batch.get(), queued = f.queued] {
-        batch->appended = ledger_.append(batch->batch, [&] { queued->set_value(); });
+        batch->appended = log_.append(batch->batch, [&] { queued->set_value(); });
       });
       flight.push_back(std::move(f));
     }

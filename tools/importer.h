@@ -4,11 +4,13 @@
 // canonicalize and sign in parallel → append the batch in one call → report each outcome.
 // Bodies are deterministic (events/event_builder.h's catalog_event): author = the import key,
 // claimed time = the run's own spec.observedAt for a BenchmarkRun and 0 (no claim) for every
-// other kind, never the wall clock. So importing the same catalog twice yields the same event ids, and the second import
-// finds every event already present: it looks each id up before signing (Ledger::find), so a
-// re-import signs and verifies nothing. (The ledger's digest dedup, when present, makes this
-// hold across keys and metadata too.) Within one import a manifest digest is appended once;
-// later documents with that digest are answered from the first one's outcome.
+// other kind, never the wall clock. So importing the same catalog twice yields the same event
+// ids, and the second import finds every event already present: it looks each id up before
+// signing (EventSink::find), so a re-import into a local ledger signs and verifies nothing; a
+// remote log is not asked, so a re-import there signs again and the server answers every
+// event present. (The ledger's digest dedup, when present, makes this hold across keys and
+// metadata too.) Within one import a manifest digest is appended once; later documents with
+// that digest are answered from the first one's outcome.
 //
 // Thread safety: an Importer is used by one thread at a time.
 #pragma once
@@ -26,7 +28,7 @@
 #include "events/sha256.h"
 #include "events/status.h"
 #include "keys/key.h"
-#include "ledger/ledger.h"
+#include "ledger/event_sink.h"
 #include "tools/import_reader.h"
 
 namespace evl {
@@ -75,8 +77,9 @@ struct ImportCallbacks {
 
 class Importer {
  public:
-  // `ledger` and `key` must outlive the Importer.
-  Importer(Ledger& ledger, const SecretKey& key, ImportOptions options = {});
+  // `log` (a local ledger or a remote log, ledger/event_sink.h) and `key` must outlive the
+  // Importer.
+  Importer(EventSink& log, const SecretKey& key, ImportOptions options = {});
   ~Importer();
 
   // Imports every document of `reader`. Rejections do not stop the import; a non-ok Status
@@ -98,7 +101,10 @@ class Importer {
   // Records an appended batch's outcomes in seen_ and the totals, and reports each document.
   void report(Batch& batch, const ImportCallbacks& callbacks);
 
-  Ledger& ledger_;
+  // "ledger L, size N" for messages.
+  std::string log_size_text() const;
+
+  EventSink& log_;
   const SecretKey& key_;
   ImportOptions options_;
   std::unique_ptr<ThreadPool> pool_;

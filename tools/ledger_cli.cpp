@@ -112,33 +112,6 @@ Result<Digest> digest_option(const Args& args, const std::string& name, const ch
   return *digest;
 }
 
-int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& body,
-                      const std::string& what, const char* hint, const Args& args,
-                      const Json& json_line, const std::string& text_suffix) {
-  if (Status s = ledger.policy().check(ledger.size(), body); !s) {
-    return fail(Status(s.code(), what + " rejected: " + s.message() + "; " + hint));
-  }
-  auto entry = sign_event(key, body);
-  if (!entry) return fail(entry.error());
-  std::vector<Bytes> batch{std::move(entry.value())};
-  AppendOutcome o = ledger.append(batch).at(0);
-  if (!o.status) return fail(o.status.with_context(what + outcome_word(o)));
-  if (args.has("json")) {
-    Json j = Json::object();
-    j.set("status", o.added ? "added" : "present");
-    j.set("index", o.index);
-    j.set("event", digest_text(o.id));
-    for (const auto& [name, value] : json_line.as_object()) j.set(name, value);
-    std::printf("%s\n", jcs_serialize(j).c_str());
-  } else {
-    std::printf("%s %s at index %llu (%s)%s\n", visible_text(what).c_str(),
-                o.added ? "appended" : "already present",
-                static_cast<unsigned long long>(o.index), digest_text(o.id).c_str(),
-                visible_text(text_suffix).c_str());
-  }
-  return kExitOk;
-}
-
 Status load_policy_option(const Args& args, std::optional<TlogPolicy>& policy) {
   auto path = args.get("policy");
   if (!path) return Status::ok();

@@ -39,12 +39,6 @@ int append_one(Ledger& ledger, const SecretKey& signer, EventBody body, const st
 // The digest given as --NAME (sha256:<64 hex>); kUsage naming `what` otherwise.
 Result<Digest> digest_option(const Args& args, const std::string& name, const char* what);
 
-// Checks key policy before signing, so that a refusal can say who may sign (`hint`); then
-// signs, appends and reports "<what> appended at index N (id)<text_suffix>", or with --json the
-// members of `json_line` after status, index and event.
-int append_and_report(Ledger& ledger, const SecretKey& key, const EventBody& body,
-                      const std::string& what, const char* hint, const Args& args,
-                      const Json& json_line, const std::string& text_suffix);
 
 // The size of the newest checkpoint, for messages ("unknown" when unreadable).
 std::string newest_size_text(const Ledger& ledger);

@@ -94,7 +94,8 @@ struct Catalog {
     auto reader = cli::ManifestReader::from_stream(in, "catalog");
     cli::ImportOptions options;
     options.batch = 17;  // several commits, so several checkpoints
-    cli::Importer importer(*ledger, cast.importer, options);
+    LocalLog log(*ledger);
+    cli::Importer importer(log, cast.importer, options);
     REQUIRE(importer.import(*reader).is_ok());
     REQUIRE(importer.totals().rejected == 0);
   }

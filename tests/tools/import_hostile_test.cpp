@@ -311,7 +311,8 @@ TEST_CASE("import accounts for the documents after a first line past the size li
   std::istringstream in(big + "\n" + jcs_serialize(manifest_pool()[0]) + "\n" +
                         jcs_serialize(manifest_pool()[1]) + "\n");
   auto reader = ManifestReader::from_stream(in, "catalog");
-  Importer importer(*ledger, cast.importer);
+  LocalLog log(*ledger);
+  Importer importer(log, cast.importer);
   std::vector<DocumentOutcome> outcomes;
   ImportCallbacks callbacks;
   callbacks.on_document = [&](const DocumentOutcome& o) { outcomes.push_back(o); };
@@ -350,7 +351,8 @@ TEST_CASE("import accounts for every document of a catalog whatever its neighbou
     ImportOptions options;
     options.batch = 1 + rng.below(6);
     options.threads = 2;
-    Importer importer(ledger, cast.importer, options);
+    LocalLog log(ledger);
+    Importer importer(log, cast.importer, options);
     std::vector<DocumentOutcome> outcomes;
     ImportCallbacks callbacks;
     callbacks.on_document = [&](const DocumentOutcome& o) { outcomes.push_back(o); };

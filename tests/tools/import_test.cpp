@@ -662,7 +662,8 @@ class ImportFixture {
     auto reader = ManifestReader::from_stream(in, "catalog");
     ImportOptions options;
     options.batch = batch;
-    Importer importer(*ledger, cast.importer, options);
+    LocalLog log(*ledger);
+    Importer importer(log, cast.importer, options);
     ImportCallbacks callbacks;
     callbacks.on_document = [&](const DocumentOutcome& o) {
       if (outcomes != nullptr) outcomes->push_back(o);
