@@ -35,6 +35,10 @@ class Client final : public HttpClient {
   Client(std::string base, HttpUrl parts, const HttpOptions& options)
       : base_(std::move(base)), parts_(std::move(parts)), options_(options) {
     while (!parts_.target.empty() && parts_.target.back() == '/') parts_.target.pop_back();
+    // Beast reads at most the buffer's free room per call (512 bytes when it has none), and a
+    // body's bytes leave the buffer as they are parsed: room for 64 KiB per read, or a 1 MiB
+    // answer (an append's receipts) takes 2,000 reads.
+    buffer_.reserve(kReadBytes);
   }
 
   Result<HttpResponse> get(std::string_view target,
@@ -178,6 +182,8 @@ class Client final : public HttpClient {
     if (!res.keep_alive()) stream_.reset();
     return out;
   }
+
+  static constexpr size_t kReadBytes = 64 * 1024;
 
   std::string base_;
   HttpUrl parts_;

@@ -30,6 +30,9 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+// How much a body is read at a time (see Session::read_body).
+constexpr size_t kBodyReadBytes = 64 * 1024;
+
 class Session;
 
 // What every connection shares: the router, the context, the limits, and the registry of open
@@ -126,6 +129,13 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_body() {
+    // Beast reads at most the buffer's free room per call (512 bytes when it has none), and a
+    // body's bytes leave the buffer as the parser takes them: without room, a 1 MiB append is
+    // 2,000 reads through the reactor (measured: a tenth of the server's CPU in an import).
+    // Room for 64 KiB per read while a body lasts; on_write gives it back.
+    if (auto length = parser_->content_length(); !length || *length > 4096) {
+      buffer_.reserve(kBodyReadBytes);
+    }
     stream_.expires_after(shared_.limits.body_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::on_body, shared_from_this()));
@@ -216,6 +226,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_write(beast::error_code ec, std::size_t) {
     res_.reset();
     body_.reset();
+    // An idle connection keeps only what it holds (pipelined bytes), not a body's read room.
+    if (buffer_.capacity() > 4096) buffer_.shrink_to_fit();
     if (ec || !keep_alive_) return close();
     read_header();
   }
