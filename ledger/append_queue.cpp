@@ -13,7 +13,7 @@ AppendQueue::AppendQueue(Ledger& ledger, AppendQueueOptions options)
 
 AppendQueue::~AppendQueue() { close(); }
 
-AppendQueue::Admission AppendQueue::submit(std::vector<Bytes> batch, Done done) {
+AppendQueue::Admission AppendQueue::submit(std::vector<Bytes> batch, Done done, bool receipts) {
   const size_t n = batch.size();
   {
     std::lock_guard lock(mu_);
@@ -23,7 +23,7 @@ AppendQueue::Admission AppendQueue::submit(std::vector<Bytes> batch, Done done) 
     const size_t held = entries_.load(std::memory_order_relaxed);
     if (held > 0 && held + n > options_.max_entries) return Admission::kFull;
     entries_.fetch_add(n, std::memory_order_relaxed);
-    jobs_.push_back({std::move(batch), std::move(done)});
+    jobs_.push_back({std::move(batch), std::move(done), receipts});
   }
   cv_.notify_one();
   return Admission::kQueued;
@@ -69,8 +69,25 @@ void AppendQueue::work() {
 void AppendQueue::answer(std::vector<Job>& jobs, std::vector<AppendOutcome>& outcomes) {
   std::vector<QueuedOutcome> results(outcomes.size());
   for (size_t i = 0; i < outcomes.size(); ++i) results[i].outcome = std::move(outcomes[i]);
-  // One snapshot per commit: the entries it answered, proven in its checkpoint.
-  if (options_.receipts) attach_receipts(ledger_, results);
+  if (options_.receipts) {
+    // One snapshot per commit for every entry whose batch wants receipts, proven in that
+    // commit's checkpoint; the others are set aside meanwhile.
+    std::vector<size_t> wanted;
+    size_t at = 0;
+    for (const auto& job : jobs) {
+      for (size_t k = 0; job.receipts && k < job.batch.size(); ++k) wanted.push_back(at + k);
+      at += job.batch.size();
+    }
+    if (wanted.size() == results.size()) {
+      attach_receipts(ledger_, results);
+    } else if (!wanted.empty()) {
+      std::vector<QueuedOutcome> some;
+      some.reserve(wanted.size());
+      for (size_t i : wanted) some.push_back(std::move(results[i]));
+      attach_receipts(ledger_, some);
+      for (size_t k = 0; k < wanted.size(); ++k) results[wanted[k]] = std::move(some[k]);
+    }
+  }
   size_t at = 0;
   for (auto& job : jobs) {
     const size_t n = job.batch.size();

@@ -8,7 +8,9 @@
 // many small requests share the ledger's group commits, and hand each batch its outcomes on
 // the worker thread, after the durable commit: nothing is acknowledged before it is stored.
 // With receipts, each stored entry also gets its C2SP tlog-proof of inclusion in the
-// checkpoint of the commit that answered it (ledger/proofs.h, one snapshot per commit).
+// checkpoint of the commit that answered it (ledger/proofs.h, one snapshot per commit), unless
+// its batch was submitted without: a publisher that keeps no receipts spares the server their
+// cost (about a fifth of an import's CPU there).
 //
 // close() stops taking batches and returns once every queued batch was answered; the
 // destructor closes. Every batch submitted with kQueued gets its `done` call exactly once.
@@ -55,7 +57,8 @@ class AppendQueue {
   AppendQueue(const AppendQueue&) = delete;
   AppendQueue& operator=(const AppendQueue&) = delete;
 
-  [[nodiscard]] Admission submit(std::vector<Bytes> batch, Done done);
+  // `receipts` false: this batch's entries get no receipt even when the queue makes them.
+  [[nodiscard]] Admission submit(std::vector<Bytes> batch, Done done, bool receipts = true);
   void close();
 
   size_t queued_entries() const { return entries_.load(std::memory_order_relaxed); }
@@ -65,6 +68,7 @@ class AppendQueue {
   struct Job {
     std::vector<Bytes> batch;
     Done done;
+    bool receipts = true;
   };
   void work();
   void answer(std::vector<Job>& jobs, std::vector<AppendOutcome>& outcomes);

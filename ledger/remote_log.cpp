@@ -84,7 +84,8 @@ std::optional<Digest> entry_id(ByteView entry) {
 }  // namespace
 
 struct RemoteLog::State {
-  std::string url;  // the base, ending in "/"
+  std::string url;     // the base, ending in "/"
+  std::string target;  // "add-event", with "?receipts=0" when none are asked for
   RemoteLogOptions options;
   std::unique_ptr<HttpClient> http;
   std::optional<ReceiptVerifier> receipts;
@@ -119,7 +120,7 @@ Result<HttpResponse> RemoteLog::State::post_with_retries(const std::string& body
   Clock::duration backoff = options.first_backoff;
   for (uint64_t attempt = 1;; ++attempt) {
     ++requests;
-    auto answer = http->post("add-event", kEntriesType, body);
+    auto answer = http->post(target, kEntriesType, body);
     if (answer && !retryable(answer->status)) {
       if (first_failure && options.notice) {
         options.notice(url + " answers again (after " + std::to_string(attempt) +
@@ -128,7 +129,7 @@ Result<HttpResponse> RemoteLog::State::post_with_retries(const std::string& body
       return answer;
     }
     const std::string why =
-        answer ? "POST " + http->url("add-event") + " answered " +
+        answer ? "POST " + http->url(target) + " answered " +
                      std::to_string(answer->status) + ": " + problem_detail(*answer)
                : answer.error().message();
     const auto now = Clock::now();
@@ -201,6 +202,7 @@ Status RemoteLog::State::read_answer(const HttpResponse& r, const Request& reque
     o.added = !(present && present->is_bool() && present->as_bool());
     o.tree_size = tree_size;
     SinkOutcome& s = out[p];
+    if (!options.receipts) continue;
     if (const Json* receipt = result.find("receipt"); receipt && receipt->is_string()) {
       s.receipt = receipt->as_string();
     } else if (const Json* error = result.find("receiptError"); error && error->is_string()) {
@@ -256,6 +258,8 @@ Result<std::unique_ptr<RemoteLog>> RemoteLog::open(const std::string& url,
   state->http = std::move(http.value());
   if (options.log_key) state->receipts.emplace(*options.log_key);
   options.max_entries = std::max<size_t>(1, options.max_entries);
+  if (options.log_key) options.receipts = true;
+  state->target = options.receipts ? "add-event" : "add-event?receipts=0";
   state->options = std::move(options);
   return std::unique_ptr<RemoteLog>(new RemoteLog(std::move(state)));
 }

@@ -23,7 +23,8 @@
 // detail. A whole request refused: 400 or 413 is kRejected for its entries (the next request
 // is still sent), 405 is a read-only server and any other status kIo (both commit_failed).
 // Every answer must name the event id of the entry it answers (kIo otherwise: the server is
-// not answering for what was sent). With `log_key`, every receipt is verified against it
+// not answering for what was sent). Without `receipts`, outcomes carry none (and no
+// receipt_status). With `log_key`, every receipt is verified against it
 // (ReceiptVerifier); one that does not verify, or is missing, sets the outcome's
 // receipt_status (kRejected) and leaves its outcome as the server answered it.
 //
@@ -50,6 +51,9 @@ struct RemoteLogOptions {
   std::chrono::milliseconds first_backoff{100};
   std::chrono::milliseconds max_backoff{5000};
   HttpOptions http;                       // deadlines of each step, the answer's size limit
+  // Ask for receipts (false: "add-event?receipts=0", for a publisher that keeps none, which
+  // spares the server proving every entry). With a log key they are always asked for.
+  bool receipts = true;
   std::optional<VerifierKey> log_key;     // verify every receipt against the log's key
   // Told once per outage, when a request first fails and will be retried ("... retrying for
   // up to 60 s"), and when it is answered again; for a publisher's standard error.

@@ -119,6 +119,9 @@ Result<std::unique_ptr<EventSink>> open_remote(const Args& args,
   if (!retry) return retry.error();
   RemoteLogOptions options;
   options.retry_for = std::chrono::seconds(*retry);
+  // Receipts only for a publisher that keeps or checks them: they are the server's dearest
+  // part of an append (a proof per entry).
+  options.receipts = args.has("receipts") || log_key.has_value();
   options.log_key = std::move(log_key);
   options.notice = [](const std::string& text) {
     std::fprintf(stderr, "evledger: note: %s\n", text.c_str());

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "events/json.h"
 #include "ledger/proof_format.h"
 #include "tests/tools/served_ledger.h"
 
@@ -321,6 +322,31 @@ TEST_CASE("a receipt that does not verify under the given log key is flagged", "
   for (size_t i = 0; i < out.size(); ++i) {
     CHECK(real.verify(out[i].receipt, entries[i], out[i].outcome.index));
   }
+}
+
+TEST_CASE("a publisher that keeps no receipts asks for none", "[remote]") {
+  Served s(0);
+  RemoteLogOptions options = quick_options();
+  options.receipts = false;
+  auto remote = open_remote(s.listen(), options);
+  auto out = remote->append(observations(s.cast, 0, 3));
+  for (const auto& o : out) {
+    REQUIRE(o.outcome.status.is_ok());
+    CHECK(o.receipt.empty());
+    CHECK(o.receipt_status.is_ok());
+  }
+  // The server answers a request without receipts so, and refuses a query it does not know.
+  auto answer = parse_json(
+      *s.call("POST", "/add-event?receipts=0", std::string(as_chars(observation(s.cast, "gpumode", 9))),
+              {{"Content-Type", "application/octet-stream"}})
+           .body);
+  REQUIRE(answer.has_value());
+  const Json& result = answer->find("results")->as_array().at(0);
+  CHECK(result.find("index") != nullptr);
+  CHECK(result.find("receipt") == nullptr);
+  CHECK(s.call("POST", "/add-event?receipts=maybe", "x",
+               {{"Content-Type", "application/octet-stream"}})
+            .status == 400);
 }
 
 TEST_CASE("a local log answers as its ledger does, with the receipts the server makes",

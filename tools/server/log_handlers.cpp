@@ -309,12 +309,22 @@ void handle_add_event(const Request& request, Context& context, Respond respond)
                              std::string(kEntriesType) + " (uint16-framed entries)"));
     return;
   }
+  // ?receipts=0: a publisher that keeps no receipts asks for none, and the server skips
+  // proving each entry (about a fifth of its CPU in an import).
+  const auto receipts = request.query("receipts");
+  if (receipts && *receipts != "0" && *receipts != "1") {
+    respond(problem(400, "receipts=" + receipts->substr(0, 20) +
+                             ": the query member receipts is 0 (none) or 1 (the default)"));
+    return;
+  }
   Context* ctx = &context;
   auto admission = context.appends->submit(
-      std::move(batch), [respond, single, ctx, witnessed](std::vector<QueuedOutcome> results) {
+      std::move(batch),
+      [respond, single, ctx, witnessed](std::vector<QueuedOutcome> results) {
         if (witnessed) return answer_witnessed(std::move(results), single, *ctx, respond);
         respond(add_event_answer(results, single, *ctx));
-      });
+      },
+      receipts.value_or("1") == "1");
   if (admission == AppendQueue::Admission::kQueued) return;
   const bool closing = admission == AppendQueue::Admission::kClosed;
   if (!closing) context.metrics.record_overload();
