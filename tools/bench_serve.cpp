@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "events/jcs.h"
 #include "ledger/http_client.h"
 #include "ledger/http_fetch.h"
 #include "ledger/limits.h"
@@ -29,6 +30,7 @@
 #include "ledger/tiles.h"
 #include "projections/ledger_hook.h"
 #include "tools/bench_support.h"
+#include "tools/gen/sol_catalog.h"
 
 extern char** environ;
 
@@ -254,7 +256,166 @@ Result<std::string> start_server(Child& child, const std::string& dir, const std
   return line->substr(8, line->find(' ', 8) - 8);
 }
 
+// A benchmark's scratch directory: made at once, removed with all it holds at the end.
+struct Scratch {
+  explicit Scratch(std::string d) : dir(std::move(d)) { fs::create_directories(dir); }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string dir;
+};
+
+std::string catalog_jsonl(uint64_t runs) {
+  std::string out;
+  gen::generate_sol_catalog({runs, 11}, [&](const Json& manifest) {
+    jcs_append(out, manifest);
+    out += '\n';
+  });
+  return out;
+}
+
+struct PublishFigures {
+  uint64_t documents = 0;
+  // One per round, in the order they ran: `evledger import --ledger`, `import --to` as it runs
+  // without --receipts (no receipts asked for), and with --receipts DIR.
+  std::vector<double> local_s, remote_s, receipts_s;
+};
+
+// A fresh ledger in `dir` that an `evledger` child can open (its log key in dir/keys), with
+// the importer of `seed` granted.
+Status fresh_ledger(const std::string& dir, const Bytes& seed) {
+  auto bench = make_ledger(dir, true, seed);
+  if (!bench) return bench.error();
+  fs::create_directories(dir + "/keys");
+  return bench->log_key->save(dir + "/keys/log.key");
+}
+
+// Runs `evledger import ARGS --key KEY CATALOG` in a child process, as a publisher would, and
+// returns its seconds; every document must be added.
+Result<double> timed_import(std::vector<std::string> args, const std::string& key,
+                            const std::string& catalog, uint64_t documents,
+                            const std::string& scratch) {
+  args.insert(args.begin(), "import");
+  for (const std::string& a : {std::string("--key"), key, catalog}) args.push_back(a);
+  const auto start = Clock::now();
+  auto lines = run_child(args, scratch);
+  const double seconds = seconds_since(start);
+  if (!lines) return lines.error();
+  const std::string n = std::to_string(documents);
+  const std::string want = n + " documents: " + n + " new";
+  if (lines->empty() || lines->back().find(want) == std::string::npos) {
+    return io_error("evledger import " + args.at(1) + " did not add every document: " +
+                    (lines->empty() ? std::string("no summary") : lines->back()));
+  }
+  return seconds;
+}
+
+// The import --to of a round: a fresh ledger served by `evledger serve`.
+Result<double> remote_import(const std::string& dir, const Bytes& seed, const std::string& key,
+                             const std::string& catalog, uint64_t documents,
+                             const std::vector<std::string>& extra) {
+  EVL_RETURN_IF_ERROR(fresh_ledger(dir, seed));
+  Child server;
+  auto url = start_server(server, dir, dir + ".out", false);
+  if (!url) return url.error();
+  std::vector<std::string> args{"--to", *url};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto seconds = timed_import(args, key, catalog, documents, dir);
+  server.stop();
+  fs::remove_all(dir);
+  return seconds;
+}
+
+// `rounds` times, in child processes as a publisher runs them: the catalog imported into a
+// fresh local ledger, then into fresh ledgers that `evledger serve` holds, without and with
+// --receipts; all with projections.
+Result<PublishFigures> publish_rounds(const std::string& scratch, uint64_t runs,
+                                      unsigned rounds, const std::function<void(const char*)>& note) {
+  note("generating the catalog");
+  PublishFigures f;
+  const std::string catalog = scratch + "/catalog.jsonl";
+  {
+    const std::string text = catalog_jsonl(runs);
+    f.documents = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+    EVL_RETURN_IF_ERROR(write_output(catalog, text));
+  }
+  const Bytes seed(32, 9);
+  auto importer = SecretKey::from_seed("bench/importer", seed);
+  if (!importer) return importer.error();
+  const std::string key = scratch + "/importer.key";
+  EVL_RETURN_IF_ERROR(importer->save(key));
+  for (unsigned round = 0; round < rounds; ++round) {
+    note("evledger import of the catalog into a local ledger");
+    const std::string local_dir = scratch + "/publish-local";
+    EVL_RETURN_IF_ERROR(fresh_ledger(local_dir, seed));
+    auto local = timed_import({"--ledger", local_dir}, key, catalog, f.documents, local_dir);
+    if (!local) return local.error();
+    f.local_s.push_back(*local);
+    fs::remove_all(local_dir);
+    note("evledger import --to the same catalog into evledger serve");
+    auto plain = remote_import(scratch + "/publish-remote", seed, key, catalog, f.documents, {});
+    if (!plain) return plain.error();
+    f.remote_s.push_back(*plain);
+    note("evledger import --to --receipts");
+    const std::string receipts = scratch + "/receipts";
+    auto kept = remote_import(scratch + "/publish-receipts", seed, key, catalog, f.documents,
+                              {"--receipts", receipts});
+    if (!kept) return kept.error();
+    f.receipts_s.push_back(*kept);
+    fs::remove_all(receipts);
+  }
+  return f;
+}
+
+double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
+
+nlohmann::ordered_json publish_json(const PublishFigures& f) {
+  const double local = median(f.local_s), remote = median(f.remote_s);
+  const double receipts = median(f.receipts_s);
+  return {{"manifests", f.documents},
+          {"rounds", f.local_s.size()},
+          {"localSeconds", f.local_s},
+          {"remoteSeconds", f.remote_s},
+          {"remoteWithReceiptsSeconds", f.receipts_s},
+          {"localPerSecond", std::round(f.documents / local)},
+          {"remotePerSecond", std::round(f.documents / remote)},
+          {"remoteWithReceiptsPerSecond", std::round(f.documents / receipts)},
+          {"ratioToLocalImport", local / remote},
+          {"withReceiptsRatioToLocalImport", local / receipts},
+          {"target", "ratioToLocalImport >= 0.7"}};
+}
+
+void print_publish(const nlohmann::ordered_json& p) {
+  std::printf("import --to of %llu manifests into evledger serve, against the same import into a "
+              "local ledger (median of %llu rounds each, alternating): %.0f /s vs %.0f /s = %.2f x "
+              "local (target >= 0.7); with --receipts %.0f /s = %.2f x local\n",
+              static_cast<unsigned long long>(p["manifests"].get<uint64_t>()),
+              static_cast<unsigned long long>(p["rounds"].get<uint64_t>()),
+              p["remotePerSecond"].get<double>(), p["localPerSecond"].get<double>(),
+              p["ratioToLocalImport"].get<double>(), p["remoteWithReceiptsPerSecond"].get<double>(),
+              p["withReceiptsRatioToLocalImport"].get<double>());
+}
+
 }  // namespace
+
+int bench_publish(const Args& args) {
+  auto runs = args.get_u64("entries", 10000, kBenchEntries);
+  if (!runs) return fail(runs.error());
+  auto rounds = args.get_u64("rounds", 3, {1, 100});
+  if (!rounds) return fail(rounds.error());
+  const bool json = args.has("json");
+  const Scratch scratch(scratch_dir(args, "publish"));
+  auto figures = publish_rounds(scratch.dir, *runs, static_cast<unsigned>(*rounds), [&](const char* what) {
+    if (!json) std::fprintf(stderr, "bench: %s...\n", what);
+  });
+  if (!figures) return fail(figures.error());
+  nlohmann::ordered_json out;
+  out["publish"] = publish_json(*figures);
+  if (json) {
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    print_publish(out["publish"]);
+  }
+  return kExitOk;
+}
 
 int bench_serve(const Args& args) {
   auto entries_opt = args.get_u64("entries", 50000, {2000, 10000000});
@@ -266,12 +427,8 @@ int bench_serve(const Args& args) {
   auto note = [&](const char* what) {
     if (!json) std::fprintf(stderr, "bench: %s...\n", what);
   };
-  const std::string scratch = scratch_dir(args, "serve");
-  fs::create_directories(scratch);
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup{scratch};
+  const Scratch scratch_files(scratch_dir(args, "serve"));
+  const std::string& scratch = scratch_files.dir;
 
   note("Ed25519 verify rate");
   const double verify_before = ed25519_verify_rate(cores, kEntryBytes, 1.5);
@@ -393,6 +550,8 @@ int bench_serve(const Args& args) {
     server.stop();
     fs::remove_all(dir);
   }
+  auto publish = publish_rounds(scratch, 10000, 3, note);
+  if (!publish) return fail(publish.error());
   const double verify_after = ed25519_verify_rate(cores, kEntryBytes, 1.5);
   const double verify_all = (verify_before + verify_after) / 2;
 
@@ -403,6 +562,7 @@ int bench_serve(const Args& args) {
                     {"localAppendRatioToVerify", local_rate / verify_all}};
   out["staticReads"] = static_reads;
   out["appends"] = posts;
+  out["publish"] = publish_json(*publish);
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
@@ -434,6 +594,7 @@ int bench_serve(const Args& args) {
                 p["perSecond"].get<double>(), p["ratioToLocalAppend"].get<double>(),
                 p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
   }
+  print_publish(out["publish"]);
   return kExitOk;
 }
 

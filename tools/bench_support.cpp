@@ -168,8 +168,11 @@ Result<std::vector<std::string>> run_child(const std::vector<std::string>& args,
   auto text = read_file(out_path, ReadLimit{"benchmark child's output", size_t{1} << 20});
   std::filesystem::remove(out_path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !text) {
+    const std::string how = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                              : std::string("killed");
+    const std::string said = text && !text->empty() ? ": " + text->substr(0, 300) : "";
     return io_error("the benchmark child 'evledger " + args.at(0) + " " + args.at(1) +
-                    "' failed");
+                    "' failed (" + how + ")" + said);
   }
   std::vector<std::string> lines;
   std::istringstream in(*text);
