@@ -22,7 +22,7 @@ namespace evl {
 namespace {
 
 using test::observation;
-using test::Served;
+using test::ServedLedger;
 using Clock = std::chrono::steady_clock;
 
 // A port nothing listens on right now (bound and released).
@@ -135,7 +135,7 @@ std::unique_ptr<RemoteLog> open_remote(const std::string& url, RemoteLogOptions 
 
 TEST_CASE("a remote log stores a batch in its order over several requests, with receipts",
           "[remote]") {
-  Served s(3);
+  ServedLedger s(3);
   const std::string url = s.listen();
   RemoteLogOptions options = quick_options();
   options.max_entries = 7;
@@ -172,7 +172,7 @@ TEST_CASE("a remote log stores a batch in its order over several requests, with 
 }
 
 TEST_CASE("a request is also cut at its byte budget", "[remote]") {
-  Served s(0);
+  ServedLedger s(0);
   RemoteLogOptions options = quick_options();
   options.max_bytes = 3000;  // an observation entry is about 1 KiB
   auto remote = open_remote(s.listen(), options);
@@ -187,7 +187,7 @@ TEST_CASE("a request is also cut at its byte budget", "[remote]") {
 
 TEST_CASE("entries the server refuses get its status and detail; the others are stored",
           "[remote]") {
-  Served s(0);
+  ServedLedger s(0);
   auto remote = open_remote(s.listen(), quick_options());
   Bytes bad_signature = observation(s.cast, "gpumode", 3);
   bad_signature.back() ^= 1;
@@ -208,7 +208,7 @@ TEST_CASE("entries the server refuses get its status and detail; the others are 
 }
 
 TEST_CASE("a publisher started before its server keeps trying until it answers", "[remote]") {
-  Served s(0);
+  ServedLedger s(0);
   const uint16_t port = free_port();
   std::vector<std::string> notices;
   RemoteLogOptions options = quick_options();
@@ -294,7 +294,7 @@ TEST_CASE("an answer that names another event than the one sent is an I/O failur
 }
 
 TEST_CASE("a read-only server is told apart and stops the batch", "[remote]") {
-  Served s(1, true);
+  ServedLedger s(1, true);
   auto remote = open_remote(s.listen(), quick_options());
   auto out = remote->append(observations(s.cast, 10, 2));
   for (const auto& o : out) {
@@ -306,7 +306,7 @@ TEST_CASE("a read-only server is told apart and stops the batch", "[remote]") {
 }
 
 TEST_CASE("a receipt that does not verify under the given log key is flagged", "[remote]") {
-  Served s(0);
+  ServedLedger s(0);
   RemoteLogOptions options = quick_options();
   options.log_key = test::test_key("example.org/test-log", 0x77).verifier();  // another key
   auto remote = open_remote(s.listen(), options);
@@ -325,7 +325,7 @@ TEST_CASE("a receipt that does not verify under the given log key is flagged", "
 }
 
 TEST_CASE("a publisher that keeps no receipts asks for none", "[remote]") {
-  Served s(0);
+  ServedLedger s(0);
   RemoteLogOptions options = quick_options();
   options.receipts = false;
   auto remote = open_remote(s.listen(), options);
@@ -351,7 +351,7 @@ TEST_CASE("a publisher that keeps no receipts asks for none", "[remote]") {
 
 TEST_CASE("a local log answers as its ledger does, with the receipts the server makes",
           "[sink]") {
-  Served s(0);
+  ServedLedger s(0);
   LocalLog local(*s.ledger, true);
   const std::vector<Bytes> batch = observations(s.cast, 0, 4);
   auto out = local.append(batch);

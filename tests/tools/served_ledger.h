@@ -25,8 +25,8 @@ inline Bytes observation(const Cast& cast, const std::string& source, int n) {
 }
 
 // A ledger with the prologue and `observations` observations in commits of 100.
-struct Served {
-  explicit Served(int observations, bool read_only = false) {
+struct ServedLedger {
+  explicit ServedLedger(int observations, bool read_only = false) {
     OpenOptions options;
     options.create = true;
     ledger = open_test_ledger(dir, options);
@@ -48,7 +48,7 @@ struct Served {
     context = std::make_unique<server::Context>(*ledger, queue.get(), resources, *checkpoints,
                                                 *metrics);
   }
-  ~Served() {
+  ~ServedLedger() {
     if (http) http->shutdown(std::chrono::milliseconds(2000));
   }
 

@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::Cast;
 using test::observation;
-using test::Served;
+using test::ServedLedger;
 using test::TempDir;
 using server::Request;
 using server::Response;
@@ -29,7 +29,7 @@ std::string body_of(const Response& r) { return r.body ? *r.body : std::string()
 
 TEST_CASE("the router refuses paths outside what the server has, before any handler",
           "[server][router]") {
-  Served s(0);
+  ServedLedger s(0);
   for (const char* target :
        {"/tile/../../db/data.mdb", "/tile/%2e%2e/%2e%2e/db/data.mdb", "/tile//0/000",
         "/tile/./0/000", "/../checkpoint", "checkpoint", "/tile/0/000%00", "/tile/0/0 00"}) {
@@ -50,7 +50,7 @@ TEST_CASE("the router refuses paths outside what the server has, before any hand
 }
 
 TEST_CASE("a prefix mounts every route under it and nothing outside it", "[server][router]") {
-  Served s(0);
+  ServedLedger s(0);
   server::Router prefixed("/log/", false);
   server::add_log_routes(prefixed);
   auto call = [&](const char* target) {
@@ -69,7 +69,7 @@ TEST_CASE("a prefix mounts every route under it and nothing outside it", "[serve
 
 TEST_CASE("tiles and bundles served from the ledger are byte for byte the export",
           "[server][tiles]") {
-  Served s(600);  // 605 entries in commits: full and partial tiles at levels 0 and 1
+  ServedLedger s(600);  // 605 entries in commits: full and partial tiles at levels 0 and 1
   TempDir out;
   auto report = export_tiles(*s.ledger, out.str());
   REQUIRE(report);
@@ -91,7 +91,7 @@ TEST_CASE("tiles and bundles served from the ledger are byte for byte the export
     ++compared;
   }
   CHECK(compared >= 6);
-  // Served again from the cache: the same bytes.
+  // ServedLedger again from the cache: the same bytes.
   CHECK(body_of(s.call("GET", "/tile/entries/000")) ==
         test::read_file(out.path() / "tile/entries/000"));
   // A partial tile of an older size is still served (its bytes never change).
@@ -99,7 +99,7 @@ TEST_CASE("tiles and bundles served from the ledger are byte for byte the export
 }
 
 TEST_CASE("tiles beyond the tree are 404 and malformed tile paths 400", "[server][tiles]") {
-  Served s(10);  // 15 entries
+  ServedLedger s(10);  // 15 entries
   CHECK(s.call("GET", "/tile/0/000.p/15").status == 200);
   CHECK(s.call("GET", "/tile/0/000.p/16").status == 404);  // wider than the tree
   CHECK(s.call("GET", "/tile/0/000").status == 404);       // the full tile does not exist yet
@@ -114,7 +114,7 @@ TEST_CASE("tiles beyond the tree are 404 and malformed tile paths 400", "[server
 
 TEST_CASE("the checkpoint carries an ETag and answers If-None-Match with 304",
           "[server][checkpoint]") {
-  Served s(3);
+  ServedLedger s(3);
   Response r = s.call("GET", "/checkpoint");
   REQUIRE(r.status == 200);
   CHECK(body_of(r) == s.ledger->checkpoint().value());
@@ -132,7 +132,7 @@ TEST_CASE("the checkpoint carries an ETag and answers If-None-Match with 304",
 
 TEST_CASE("add-event stores an entry after the commit and hands back a receipt that verifies",
           "[server][append]") {
-  Served s(2);
+  ServedLedger s(2);
   const Bytes entry = observation(s.cast, "gpumode", 77);
   Response r = s.call("POST", "/add-event", std::string(as_chars(entry)),
                       {{"Content-Type", "application/octet-stream"}});
@@ -163,7 +163,7 @@ TEST_CASE("add-event stores an entry after the commit and hands back a receipt t
 
 TEST_CASE("a framed batch answers each entry: stored, present or refused with its status",
           "[server][append]") {
-  Served s(2);
+  ServedLedger s(2);
   Bytes bad_sig = observation(s.cast, "gpumode", 3);
   bad_sig.back() ^= 1;
   const std::vector<Bytes> batch = {observation(s.cast, "gpumode", 1),  // present
@@ -196,7 +196,7 @@ TEST_CASE("a framed batch answers each entry: stored, present or refused with it
 
 TEST_CASE("add-event refuses bodies that are not entries and changes nothing",
           "[server][append]") {
-  Served s(2);
+  ServedLedger s(2);
   const uint64_t size = s.ledger->size();
   const std::string one(as_chars(observation(s.cast, "gpumode", 5)));
   CHECK(s.call("POST", "/add-event", one, {{"Content-Type", "text/plain"}}).status == 415);
@@ -220,7 +220,7 @@ TEST_CASE("add-event refuses bodies that are not entries and changes nothing",
 }
 
 TEST_CASE("a read-only server answers add-event with 405", "[server][append]") {
-  Served s(1, true);
+  ServedLedger s(1, true);
   Response r = s.call("POST", "/add-event", "x", {{"Content-Type", "application/octet-stream"}});
   CHECK(r.status == 405);
   CHECK_THAT(body_of(r), Catch::Contains("read-only"));
@@ -228,7 +228,7 @@ TEST_CASE("a read-only server answers add-event with 405", "[server][append]") {
 }
 
 TEST_CASE("a full append queue answers 503 with Retry-After at once", "[server][append]") {
-  Served s(0);
+  ServedLedger s(0);
   AppendQueueOptions small;
   small.max_entries = 10;
   AppendQueue queue(*s.ledger, small);
@@ -252,7 +252,7 @@ TEST_CASE("a full append queue answers 503 with Retry-After at once", "[server][
 }
 
 TEST_CASE("healthz and metrics report the log and the requests", "[server][metrics]") {
-  Served s(1);
+  ServedLedger s(1);
   CHECK_THAT(body_of(s.call("GET", "/healthz")), Catch::Contains("\"size\":6"));
   // Requests are counted by the connection; here the metrics only show what they were given.
   s.metrics->record_request(0, 200, std::chrono::milliseconds(3));
