@@ -100,10 +100,17 @@ struct RemoteLog::State {
     std::string body;
   };
 
+  // The next request of `batch` from position `next` (moved past it); an entry that cannot
+  // be framed is answered in `out` and left out.
+  Request next_request(std::span<const Bytes> batch, size_t& next,
+                       std::vector<SinkOutcome>& out) const;
   Result<HttpResponse> post_with_retries(const std::string& body);
   // Fills the outcomes of a 200 answer; kIo when it does not answer what was sent.
   Status read_answer(const HttpResponse& r, const Request& request,
                      std::span<const Bytes> batch, std::vector<SinkOutcome>& out);
+  // One entry's result in it: stored (with its receipt, when asked for) or refused.
+  Status read_result(const Json& result, ByteView entry, uint64_t tree_size, SinkOutcome& out);
+  void read_receipt(const Json& result, ByteView entry, SinkOutcome& out);
   // The outcome of every entry of a request the server refused as a whole; the Status that
   // stops the batch, or ok when the next request may still go.
   Status refuse_request(const HttpResponse& r, const Request& request,
@@ -174,52 +181,61 @@ Status RemoteLog::State::read_answer(const HttpResponse& r, const Request& reque
   if (tree_size > 0) size = std::max(size.value_or(0), tree_size);
   for (size_t k = 0; k < request.positions.size(); ++k) {
     const size_t p = request.positions[k];
-    const Json& result = results->as_array()[k];
-    AppendOutcome& o = out[p].outcome;
-    const std::optional<Digest> sent = entry_id(batch[p]);
-    if (const Json* id = result.find("id"); id && id->is_string()) {
-      auto named = parse_digest_text(id->as_string());
-      if (!named || (sent && *named != *sent)) {
-        return io_error(what + " names event " + id->as_string() + " for entry " +
-                        std::to_string(p) + " of the batch, which is " +
-                        (sent ? digest_text(*sent) : std::string("not an entry")) +
-                        ": the server does not answer for what was sent");
-      }
-      o.id = *named;
-    }
-    auto index = whole_number(result.find("index"));
-    if (!index) {
-      const Json* detail = result.find("detail");
-      o.status = Status(entry_code(static_cast<int>(whole_number(result.find("status")).value_or(500))),
-                        detail && detail->is_string() ? detail->as_string()
-                                                      : "the server refused the entry");
-      continue;
-    }
-    if (o.id == Digest{}) return io_error(what + " gives entry " + std::to_string(p) + " no id");
-    const Json* present = result.find("present");
-    o.status = Status::ok();
-    o.index = *index;
-    o.added = !(present && present->is_bool() && present->as_bool());
-    o.tree_size = tree_size;
-    SinkOutcome& s = out[p];
-    if (!options.receipts) continue;
-    if (const Json* receipt = result.find("receipt"); receipt && receipt->is_string()) {
-      s.receipt = receipt->as_string();
-    } else if (const Json* error = result.find("receiptError"); error && error->is_string()) {
-      s.receipt_status = io_error("the server made no receipt: " + error->as_string());
-    } else {
-      s.receipt_status = io_error("the server answered no receipt");
-    }
-    if (receipts && s.receipt_status.is_ok()) {
-      Status verified = receipts->verify(s.receipt, batch[p], o.index);
-      if (!verified) {
-        s.receipt_status = rejected(verified.message() + " under the log key " +
-                                    receipts->log_key().to_string() +
-                                    ": the server is not that log, or not honest about it");
-      }
-    }
+    EVL_RETURN_IF_ERROR(read_result(results->as_array()[k], batch[p], tree_size, out[p])
+                            .with_context(what + ", entry " + std::to_string(p) + " of the batch"));
   }
   return Status::ok();
+}
+
+Status RemoteLog::State::read_result(const Json& result, ByteView entry, uint64_t tree_size,
+                                     SinkOutcome& out) {
+  AppendOutcome& o = out.outcome;
+  if (const Json* id = result.find("id"); id && id->is_string()) {
+    const std::optional<Digest> sent = entry_id(entry);
+    auto named = parse_digest_text(id->as_string());
+    if (!named || (sent && *named != *sent)) {
+      return io_error("it names event " + id->as_string() + ", but what was sent is " +
+                      (sent ? digest_text(*sent) : std::string("not an entry")) +
+                      ": the server does not answer for what was sent");
+    }
+    o.id = *named;
+  }
+  auto index = whole_number(result.find("index"));
+  if (!index) {  // refused: the server's status and detail
+    const Json* detail = result.find("detail");
+    const int status = static_cast<int>(whole_number(result.find("status")).value_or(500));
+    o.status = Status(entry_code(status), detail && detail->is_string()
+                                              ? detail->as_string()
+                                              : "the server refused the entry");
+    return Status::ok();
+  }
+  if (o.id == Digest{}) return io_error("it gives a stored entry no event id");
+  const Json* present = result.find("present");
+  o.status = Status::ok();
+  o.index = *index;
+  o.added = !(present && present->is_bool() && present->as_bool());
+  o.tree_size = tree_size;
+  if (options.receipts) read_receipt(result, entry, out);
+  return Status::ok();
+}
+
+void RemoteLog::State::read_receipt(const Json& result, ByteView entry, SinkOutcome& out) {
+  if (const Json* receipt = result.find("receipt"); receipt && receipt->is_string()) {
+    out.receipt = receipt->as_string();
+  } else if (const Json* error = result.find("receiptError"); error && error->is_string()) {
+    out.receipt_status = io_error("the server made no receipt: " + error->as_string());
+    return;
+  } else {
+    out.receipt_status = io_error("the server answered no receipt");
+    return;
+  }
+  if (!receipts) return;
+  Status verified = receipts->verify(out.receipt, entry, out.outcome.index);
+  if (!verified) {
+    out.receipt_status = rejected(verified.message() + " under the log key " +
+                                  receipts->log_key().to_string() +
+                                  ": the server is not that log, or not honest about it");
+  }
 }
 
 Status RemoteLog::State::refuse_request(const HttpResponse& r, const Request& request,
@@ -264,53 +280,53 @@ Result<std::unique_ptr<RemoteLog>> RemoteLog::open(const std::string& url,
   return std::unique_ptr<RemoteLog>(new RemoteLog(std::move(state)));
 }
 
+RemoteLog::State::Request RemoteLog::State::next_request(std::span<const Bytes> batch,
+                                                         size_t& next,
+                                                         std::vector<SinkOutcome>& out) const {
+  Request request;
+  for (; next < batch.size() && request.positions.size() < options.max_entries; ++next) {
+    const Bytes& entry = batch[next];
+    if (entry.empty() || entry.size() > kMaxEntryBytes) {  // cannot be framed: never sent
+      out[next].outcome.status =
+          rejected("entry is " + std::to_string(entry.size()) + " bytes; an entry is 1 to " +
+                   std::to_string(kMaxEntryBytes) + " bytes (the tile bundle's 16-bit prefix)");
+      continue;
+    }
+    if (!request.positions.empty() && request.body.size() + 2 + entry.size() > options.max_bytes) {
+      break;
+    }
+    append_entry_frame(request.body, entry);
+    request.positions.push_back(next);
+  }
+  return request;
+}
+
 std::vector<SinkOutcome> RemoteLog::append(std::span<const Bytes> batch,
                                            const std::function<void()>& queued) {
   State& s = *state_;
   std::lock_guard lock(s.mu);
   std::vector<SinkOutcome> out(batch.size());
   Status stop;  // once a request failed for good, nothing later is sent
-  size_t next = 0;
-  while (next < batch.size()) {
-    State::Request request;
-    for (; next < batch.size() && request.positions.size() < s.options.max_entries; ++next) {
-      const Bytes& entry = batch[next];
-      if (entry.empty() || entry.size() > kMaxEntryBytes) {
-        out[next].outcome.status =
-            rejected("entry is " + std::to_string(entry.size()) + " bytes; an entry is 1 to " +
-                     std::to_string(kMaxEntryBytes) + " bytes (the tile bundle's 16-bit prefix)");
+  for (size_t next = 0; next < batch.size();) {
+    const State::Request request = s.next_request(batch, next, out);
+    if (request.positions.empty()) continue;
+    if (stop.is_ok()) {
+      auto answer = s.post_with_retries(request.body);
+      if (!answer) {
+        stop = answer.error();
+      } else if (answer->status != 200) {
+        stop = s.refuse_request(*answer, request, out);  // answers the entries itself
+        continue;
+      } else if (stop = s.read_answer(*answer, request, batch, out); stop.is_ok()) {
         continue;
       }
-      if (!request.positions.empty() &&
-          request.body.size() + 2 + entry.size() > s.options.max_bytes) {
-        break;
-      }
-      append_entry_frame(request.body, entry);
-      request.positions.push_back(next);
     }
-    if (request.positions.empty()) continue;
     // Whatever a request that failed for good answered is not to be relied on: its entries,
     // and those of every later request, were not (known to be) stored.
-    auto not_stored = [&] {
-      for (size_t p : request.positions) {
-        out[p] = SinkOutcome{};
-        out[p].outcome.status = stop;
-        out[p].outcome.commit_failed = true;
-      }
-    };
-    if (!stop.is_ok()) {
-      not_stored();
-      continue;
-    }
-    auto answer = s.post_with_retries(request.body);
-    if (!answer) {
-      stop = answer.error();
-      not_stored();
-    } else if (answer->status == 200) {
-      stop = s.read_answer(*answer, request, batch, out);
-      if (!stop.is_ok()) not_stored();
-    } else {
-      stop = s.refuse_request(*answer, request, out);
+    for (size_t p : request.positions) {
+      out[p] = SinkOutcome{};
+      out[p].outcome.status = stop;
+      out[p].outcome.commit_failed = true;
     }
   }
   if (queued) queued();
