@@ -99,6 +99,7 @@ int run(const Args& args) {
   bool tty = ::isatty(STDERR_FILENO) != 0;
   ImportOptions options;
   options.batch = *batch;
+  if (destination->remote()) options.priority = PoolPriority::kBackground;
   Importer importer(destination->sink(), *key, options);
   // Standard input has no known size: its import runs without a bar.
   std::optional<Progress> progress;

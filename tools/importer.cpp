@@ -16,7 +16,7 @@ Importer::Importer(EventSink& log, const SecretKey& key, ImportOptions options)
     : log_(log),
       key_(key),
       options_(options),
-      pool_(std::make_unique<ThreadPool>(options.threads)) {
+      pool_(std::make_unique<ThreadPool>(options.threads, options.priority)) {
   if (options_.batch == 0) options_.batch = kDefaultImportBatch;
 }
 

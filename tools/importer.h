@@ -29,11 +29,8 @@
 #include "events/status.h"
 #include "keys/key.h"
 #include "ledger/event_sink.h"
+#include "ledger/thread_pool.h"
 #include "tools/import_reader.h"
-
-namespace evl {
-class ThreadPool;
-}
 
 namespace evl::cli {
 
@@ -43,6 +40,11 @@ inline constexpr size_t kDefaultImportBatch = 5000;
 struct ImportOptions {
   size_t batch = kDefaultImportBatch;  // documents per append call
   unsigned threads = 0;                // parse/check/sign workers; 0: one per hardware thread
+  // The workers' priority. kBackground for a remote log: the importer prepares at most two
+  // batches ahead of what the server has answered, so the server's checks and commits are
+  // the critical path, and on a machine the two share (a demo, a benchmark) the publisher's
+  // signing must not take a core from them. On a machine of its own it changes nothing.
+  PoolPriority priority = PoolPriority::kNormal;
 };
 
 // kNotStored: appended but not stored, because the ledger's commit failed (or one before it
