@@ -34,6 +34,13 @@ contains() {
   fi
 }
 
+# matches FILE REGEX WHAT: like contains, for an extended regular expression.
+matches() {
+  if grep -qE -- "$2" "$1"; then ok; else
+    bad "$3: /$2/ not in output"; head -c 800 "$1" | sed 's/^/  | /' >&2
+  fi
+}
+
 # The 32-byte public key of a verifier key file, as hex.
 pubkey_hex() { cut -d+ -f3- "$1" | base64 -d | tail -c 32 | od -An -tx1 | tr -d ' \n'; }
 
