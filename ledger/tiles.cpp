@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "events/file_read.h"
+#include "events/file_write.h"
 #include "keys/checkpoint.h"
 #include "keys/note.h"
 #include "ledger/http_fetch.h"
@@ -114,7 +115,7 @@ class ExportDir {
     std::string tmp = (parent.empty() ? "" : parent + "/") + "." + rel.substr(slash + 1) + ".tmp";
     int fd = ::openat(fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return io_error("cannot create " + path(tmp) + ": " + errno_text());
-    Status s = write_all(fd, data, tmp);
+    Status s = write_all(fd, data, path(tmp));
     if (s && durable && ::fsync(fd) != 0) s = io_error("cannot sync " + path(tmp) + ": " + errno_text());
     ::close(fd);
     EVL_RETURN_IF_ERROR(s);
@@ -146,16 +147,6 @@ class ExportDir {
       if (pos == std::string::npos) break;
     }
     last_parent_ = parent;
-    return Status::ok();
-  }
-
-  Status write_all(int fd, std::string_view data, const std::string& rel) {
-    while (!data.empty()) {
-      ssize_t n = ::write(fd, data.data(), data.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return io_error("cannot write " + path(rel) + ": " + errno_text());
-      data.remove_prefix(static_cast<size_t>(n));
-    }
     return Status::ok();
   }
 

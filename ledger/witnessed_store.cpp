@@ -1,45 +1,16 @@
 // The publication of ledger/witnessing.h on disk, and receipts in it.
 #include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include "events/file_read.h"
+#include "events/file_write.h"
 #include "keys/note.h"
 #include "ledger/proofs.h"
 #include "ledger/witnessing.h"
 
 namespace evl {
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-// Writes `bytes` to dir/name through a temporary file: data, rename and directory all synced
-// before it returns, so a crash leaves the old file or the new one.
-Status write_durably(const std::string& dir, const std::string& path, std::string_view bytes) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot write " + tmp + ": " + errno_text());
-  bool ok = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
-            ::fsync(fd) == 0;
-  const std::string why = ok ? "" : errno_text();
-  ::close(fd);
-  if (!ok) return io_error("cannot write " + tmp + ": " + why);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return io_error("cannot rename " + tmp + " to " + path + ": " + errno_text());
-  }
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return io_error("cannot open " + dir + ": " + errno_text());
-  ok = ::fsync(dfd) == 0;
-  ::close(dfd);
-  return ok ? Status::ok() : io_error("cannot sync " + dir + ": " + errno_text());
-}
-
-}  // namespace
 
 Status store_witnessed_checkpoint(const std::string& dir, std::string_view note) {
-  return write_durably(dir, witnessed_checkpoint_path(dir), note);
+  return replace_file(witnessed_checkpoint_path(dir), note, Durability::kDurable);
 }
 
 std::string witnessing_dir(const std::string& ledger_dir) { return ledger_dir + "/witnessing"; }

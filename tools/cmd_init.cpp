@@ -5,7 +5,6 @@
 // any step (a full disk, say) leaves nothing behind and the next init starts afresh. Key files
 // that go to another --keys directory are written there under temporary names and linked to
 // their own only once the ledger is complete; a link never replaces a file.
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "events/file_write.h"
 #include "keys/signer.h"
 #include "projections/ledger_hook.h"
 #include "tools/commands.h"
@@ -80,34 +80,6 @@ Status make_directories(const fs::path& dir, Staging& staging) {
       return io_error("cannot create " + it->string() + ": " + errno_text());
     }
   }
-  return Status::ok();
-}
-
-// fsync of a file or directory: a rename or a new file is durable once its directory is.
-Status sync_path(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open " + path + " to sync it: " + errno_text());
-  bool ok = ::fsync(fd) == 0;
-  const std::string why = ok ? "" : errno_text();
-  ::close(fd);
-  if (!ok) return io_error("cannot sync " + path + ": " + why);
-  return Status::ok();
-}
-
-// Writes a new file (never replacing one) and syncs it.
-Status write_new_file(const std::string& path, std::string_view text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot create " + path + ": " + errno_text());
-  bool ok = true;
-  for (size_t done = 0; ok && done < text.size();) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  const std::string why = ok ? "" : errno_text();
-  ::close(fd);
-  if (!ok) return io_error("cannot write " + path + ": " + why);
   return Status::ok();
 }
 
@@ -192,7 +164,7 @@ Status write_keys(const KeyFiles& keys, const SecretKey& log_key, const SecretKe
     if (!keys.suffix.empty()) staging.add_temporary(secret);
     EVL_RETURN_IF_ERROR(key->save(secret));
     if (!keys.suffix.empty()) staging.add_temporary(vkey);
-    EVL_RETURN_IF_ERROR(write_new_file(vkey, key->verifier().to_string() + "\n"));
+    EVL_RETURN_IF_ERROR(create_file(vkey, key->verifier().to_string() + "\n", 0644));
   }
   return sync_path(keys.staged_dir);
 }

@@ -1,13 +1,9 @@
 #include "tools/publish.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
+#include "events/file_write.h"
 #include "events/jcs.h"
 #include "events/utf8.h"
 #include "keys/signer.h"
@@ -34,33 +30,6 @@ namespace {
 
 constexpr uint64_t kDefaultRetrySeconds = 60;
 
-// Writes `text` to `path` through a temporary file beside it and a rename, so that a reader
-// never sees half a receipt.
-Status write_atomically(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir + "/" + name;
-  const std::string tmp = dir + "/." + name + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot create " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return io_error("cannot write " + tmp + ": " + why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return io_error("cannot write " + path + ": " + why);
-  }
-  return Status::ok();
-}
-
 // An EventSink that keeps the receipts of another: each stored entry's receipt must be there
 // (and verified, when the log was opened with a key), and is written under `dir` when given.
 class ReceiptKeeper final : public EventSink {
@@ -75,7 +44,7 @@ class ReceiptKeeper final : public EventSink {
       if (!o.status) continue;
       const std::string hex = digest_text(o.id).substr(7);
       Status kept = s.receipt_status;
-      if (kept && dir_) kept = write_atomically(*dir_, hex + ".tlog-proof", s.receipt);
+      if (kept && dir_) kept = replace_file(*dir_ + "/" + hex + ".tlog-proof", s.receipt, Durability::kVisible);
       if (!kept) {
         o.status = Status(kept.code(), "stored at index " + std::to_string(o.index) + " as " +
                                            digest_text(o.id) + ", but " + kept.message());
