@@ -22,15 +22,6 @@ namespace evl::cli::bench {
 
 namespace {
 
-std::string catalog_jsonl(uint64_t runs, uint64_t seed) {
-  std::string out;
-  gen::generate_sol_catalog({runs, seed}, [&](const Json& manifest) {
-    jcs_append(out, manifest);
-    out += '\n';
-  });
-  return out;
-}
-
 struct Loaded {
   BenchLedger bench;
   ImportTotals totals;

@@ -22,7 +22,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "events/jcs.h"
 #include "ledger/http_client.h"
 #include "ledger/http_fetch.h"
 #include "ledger/limits.h"
@@ -30,7 +29,6 @@
 #include "ledger/tiles.h"
 #include "projections/ledger_hook.h"
 #include "tools/bench_support.h"
-#include "tools/gen/sol_catalog.h"
 
 extern char** environ;
 
@@ -254,22 +252,6 @@ Result<std::string> start_server(Child& child, const std::string& dir, const std
   auto line = child.line_starting("serving ");
   if (!line) return line.error();
   return line->substr(8, line->find(' ', 8) - 8);
-}
-
-// A benchmark's scratch directory: made at once, removed with all it holds at the end.
-struct Scratch {
-  explicit Scratch(std::string d) : dir(std::move(d)) { fs::create_directories(dir); }
-  ~Scratch() { fs::remove_all(dir); }
-  std::string dir;
-};
-
-std::string catalog_jsonl(uint64_t runs) {
-  std::string out;
-  gen::generate_sol_catalog({runs, 11}, [&](const Json& manifest) {
-    jcs_append(out, manifest);
-    out += '\n';
-  });
-  return out;
 }
 
 struct PublishFigures {

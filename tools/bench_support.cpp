@@ -14,8 +14,10 @@
 #include <thread>
 
 #include "events/file_read.h"
+#include "events/jcs.h"
 #include "keys/signer.h"
 #include "ledger/limits.h"
+#include "tools/gen/sol_catalog.h"
 
 extern char** environ;
 
@@ -35,6 +37,22 @@ double percentile(std::vector<double> v, double p) {
 std::string scratch_dir(const Args& args, const std::string& name) {
   std::string base = args.get("dir").value_or(std::filesystem::temp_directory_path().string());
   return base + "/evledger-bench-" + name + "-" + std::to_string(::getpid());
+}
+
+Scratch::Scratch(std::string d) : dir(std::move(d)) { std::filesystem::create_directories(dir); }
+
+Scratch::~Scratch() {
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+std::string catalog_jsonl(uint64_t runs, uint64_t seed) {
+  std::string out;
+  gen::generate_sol_catalog({runs, seed}, [&](const Json& manifest) {
+    jcs_append(out, manifest);
+    out += '\n';
+  });
+  return out;
 }
 
 Result<Bytes> grant_entry(const SecretKey& admin, const SecretKey& key, Role role,

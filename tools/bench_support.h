@@ -34,6 +34,18 @@ double percentile(std::vector<double> values, double p);
 // <--dir or the system temp dir>/evledger-bench-<name>-<pid>.
 std::string scratch_dir(const Args& args, const std::string& name);
 
+// A benchmark's scratch directory: made at once, removed with all it holds when this dies.
+struct Scratch {
+  explicit Scratch(std::string d);
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::string dir;
+};
+
+// A generated SOL-ExecBench catalog of `runs` runs, one canonical manifest per line (JSONL).
+std::string catalog_jsonl(uint64_t runs, uint64_t seed = 11);
+
 // A grant of `role` (within `scope`) to `key`, signed by `admin`.
 Result<Bytes> grant_entry(const SecretKey& admin, const SecretKey& key, Role role,
                           std::vector<std::string> scope);

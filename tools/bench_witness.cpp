@@ -251,10 +251,7 @@ int bench_witness(const Args& args) {
     if (!json) std::fprintf(stderr, "bench: %s...\n", what);
   };
   const std::string scratch = scratch_dir(args, "witness");
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup{scratch};
+  const Scratch cleanup(scratch);
 
   note("LMDB single durable commits");
   auto lmdb = lmdb_append_limits(scratch + "/lmdb", 1000, 1000, 512, 300);
