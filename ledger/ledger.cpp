@@ -759,7 +759,12 @@ Status LedgerImpl::commit_group(std::vector<GroupRange>& group) {
         // The statement about the state at this checkpoint (or, without a tree, the sums only).
         failure = store_statement(*txn, policy, next, maintain_tree_, StatementMode::kNew, rc);
       }
-      if (failure.is_ok()) {
+      if (failure.is_ok() && next == start) {
+        // Nothing appended (every entry rejected or already present): the claims of rejected
+        // entries were taken back, but committing would still rewrite the pages they touched.
+        // Aborting leaves the file byte for byte as it was: bad input writes nothing.
+        txn->abort();
+      } else if (failure.is_ok()) {
         rc = txn->commit_code();
         if (rc != 0) failure = lmdb::error(rc, "cannot commit");
       }

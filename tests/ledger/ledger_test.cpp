@@ -174,6 +174,36 @@ TEST_CASE("appending the same event twice returns the first index and writes not
   CHECK(ledger->id_count().value() == ledger->size());
 }
 
+TEST_CASE("a batch that appends nothing leaves the database file byte for byte as it was",
+          "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  SecretKey stranger = test::test_key("stranger.example.org", 0x77);
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  Bytes obs = test::signed_entry(cast.importer, test::observation_body(cast.importer, "gpumode"));
+  REQUIRE(append_one(*ledger, obs).status.is_ok());
+  const auto file = dir.path() / "db" / "data.mdb";
+  const std::string before = test::read_file(file);
+  // A stranger's event, one out of the importer's scope, and a duplicate: each claims its
+  // id in the transaction and takes it back (or finds it present), so nothing is appended.
+  auto out = append(*ledger, {test::signed_entry(stranger, test::attestation_body(
+                                  stranger, test::test_digest("run"))),
+                              test::signed_entry(cast.importer, test::observation_body(
+                                  cast.importer, "flashinfer", "2")),
+                              obs});
+  CHECK(out[0].status.code() == Code::kDenied);
+  CHECK(out[1].status.code() == Code::kDenied);
+  CHECK_FALSE(out[2].added);
+  CHECK(test::read_file(file) == before);
+  // The writer goes on as before.
+  auto next = append_one(*ledger, test::signed_entry(
+      cast.importer, test::observation_body(cast.importer, "gpumode", "next")));
+  REQUIRE(next.status.is_ok());
+  CHECK(next.added);
+  CHECK(audit_ledger(*ledger).status.is_ok());
+}
+
 TEST_CASE("a duplicate inside one batch takes the index of its first copy",
           "[ledger][append]") {
   TempDir dir;
