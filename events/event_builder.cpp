@@ -55,6 +55,15 @@ Status check_event_budget(const EventBody& body) {
   return Status::ok();
 }
 
+Status check_claimed_time(int64_t claimed_ms, int64_t clock_ms) {
+  if (claimed_ms <= clock_ms || claimed_ms - clock_ms <= kMaxClaimAheadMs) return Status::ok();
+  const int64_t ahead_h = (claimed_ms - clock_ms) / (3600 * 1000);
+  return rejected("the event claims a time " + std::to_string(ahead_h / 24) + " days and " +
+                  std::to_string(ahead_h % 24) + " hours after the log's clock; an event may "
+                  "claim at most 24 hours ahead (events/FORMAT.md, claimed time): check the "
+                  "input's observedAt, or the signer's clock");
+}
+
 Result<EventBody> catalog_event(const PublicKey& author, CheckedManifest&& checked) {
   if (!checked.ok()) return rejected(manifest_problems_text(checked));
   if (checked.use == ManifestUse::kRerunOnly) return rejected(rerun_only_message(checked));

@@ -40,6 +40,15 @@ namespace evl {
 inline constexpr size_t kMaxBodyBytes =
     (kMaxEntryBytes / 8 - 18 - 14 * (kMaxSignatures - 1)) * 8;
 
+// How far ahead of a log's clock an event may claim to be: a day of clock skew. A log admits
+// no event claimed later (ledger/ledger.h): a run "observed" in 2099 would lead its group's
+// history forever. This is the log's admission rule, not part of an entry's validity: the
+// audit has no clock to hold an entry to, so it never applies it.
+inline constexpr int64_t kMaxClaimAheadMs = 24 * 3600 * 1000;
+
+// kRejected when `claimed_ms` is more than kMaxClaimAheadMs after `clock_ms`.
+Status check_claimed_time(int64_t claimed_ms, int64_t clock_ms);
+
 // The rule id of a catalog document that only a rerun may carry.
 inline constexpr std::string_view kRuleRerunOnly = "rerun-only";
 

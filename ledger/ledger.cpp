@@ -20,6 +20,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "events/event_builder.h"
 #include "events/observation.h"
 #include "keys/checkpoint.h"
 #include "keys/note.h"
@@ -460,6 +461,13 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
   }
   if (Status texts = check_manifest_texts(checked->body); !texts) {
     out.status = texts;
+    out.checked.id = checked->id;
+    return;
+  }
+  const int64_t clock_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
+  if (Status claimed = check_claimed_time(checked->body.claimed_time_ms, clock_ms); !claimed) {
+    out.status = claimed;
     out.checked.id = checked->id;
     return;
   }

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <numeric>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "events/event_builder.h"
 #include "keys/checkpoint.h"
 #include "keys/signer.h"
 #include "ledger/audit.h"
@@ -202,6 +204,28 @@ TEST_CASE("a batch that appends nothing leaves the database file byte for byte a
   REQUIRE(next.status.is_ok());
   CHECK(next.added);
   CHECK(audit_ledger(*ledger).status.is_ok());
+}
+
+TEST_CASE("the log admits no event claimed more than a day after its clock",
+          "[ledger][append]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
+  const uint64_t size = ledger->size();
+  auto late = append_one(*ledger, test::signed_entry(cast.attestor, test::attestation_body(
+      cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "from 2099", {}, 0, {},
+      now + 2 * kMaxClaimAheadMs)));
+  CHECK(late.status.code() == Code::kRejected);
+  CHECK_THAT(late.status.message(), Catch::Contains("at most 24 hours ahead"));
+  CHECK(ledger->size() == size);
+  // An hour ahead is clock skew, and admitted.
+  auto skewed = append_one(*ledger, test::signed_entry(cast.attestor, test::attestation_body(
+      cast.attestor, test::test_digest("run"), AttestationType::kReproduced, "skewed", {}, 0, {},
+      now + 3600 * 1000)));
+  CHECK(skewed.status.is_ok());
 }
 
 TEST_CASE("a duplicate inside one batch takes the index of its first copy",

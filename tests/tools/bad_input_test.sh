@@ -48,6 +48,8 @@ open(t + "/broken.jsonl", "w").write('{"apiVersion": "kernelindex.dev/v1alpha1"\
 open(t + "/broken.yaml", "w").write("a: [unclosed\n")
 open(t + "/malformed.req", "w").write("hello\n")
 EOF
+grep -m1 '"kind":"BenchmarkRun"' "$T/catalog.jsonl" |
+  sed 's/"observedAt":"[^"]*"/"observedAt":"2099-01-01T00:00:00Z"/' > "$T/future.jsonl"
 cp "$T/imp.key" "$T/open.key" && chmod 644 "$T/open.key"
 "$E" checkpoint --ledger "$L" > "$T/L.checkpoint" || bad "checkpoint L"
 "$E" checkpoint --ledger "$S" > "$T/S.checkpoint" || bad "checkpoint S"
