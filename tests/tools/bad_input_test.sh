@@ -68,13 +68,7 @@ open(t + "/badsig.req", "w").write("old 0\n\n" + "\n".join(lines))
 open(t + "/first.req", "w").write("old 0\n\n" + cp)
 EOF
 
-start_server s --ledger "$S" || { finish; exit 1; }
-start_server r --ledger "$S" --read-only || { finish; exit 1; }
-start_process w witnessing "$E" witness serve --key "$T/w.key" --dir "$WS" \
-  --log "$S/keys/log.vkey" --listen 127.0.0.1:0 || { finish; exit 1; }
-U=${URL_s%/}
-R=${URL_r%/}
-W=${URL_w%/}
+serve_with_witness "$S" "$T/w.key" "$WS" || { finish; exit 1; }
 # The witness has cosigned S at its size once: an old size of 0 is then a conflict (409).
 [ "$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$T/first.req" "$W/add-checkpoint")" = 200 ] &&
   ok || bad "the witness cosigns S's checkpoint"

@@ -8,6 +8,7 @@
 #   finish                                 print 'N passed, M failed' and exit non-zero on failure
 #   start_server NAME ARGS...              start `$E serve ARGS --listen 127.0.0.1:0`, wait for its
 #                                          URL, set URL_<NAME> and PID_<NAME> (killed at exit)
+#   serve_with_witness LEDGER KEY DIR      a server ($U), a read-only server ($R), a witness ($W)
 T=$(mktemp -d)
 PIDS=()
 stop_servers() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
@@ -74,4 +75,17 @@ start_server() {
   local name=$1
   shift
   start_process "$name" serving "$E" serve --listen 127.0.0.1:0 "$@"
+}
+
+# serve_with_witness LEDGER WITNESS_KEY WITNESS_DIR: `evledger serve` of LEDGER at $U, a
+# read-only server of it at $R, and a witness of its log (state in WITNESS_DIR) at $W, each
+# URL without its final slash. Returns non-zero when one does not start.
+serve_with_witness() {
+  start_server s --ledger "$1" || return 1
+  start_server r --ledger "$1" --read-only || return 1
+  start_process w witnessing "$E" witness serve --key "$2" --dir "$3" \
+    --log "$1/keys/log.vkey" --listen 127.0.0.1:0 || return 1
+  U=${URL_s%/}
+  R=${URL_r%/}
+  W=${URL_w%/}
 }
