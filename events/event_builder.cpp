@@ -60,7 +60,7 @@ Status check_claimed_time(int64_t claimed_ms, int64_t clock_ms) {
   const int64_t ahead_h = (claimed_ms - clock_ms) / (3600 * 1000);
   return rejected("the event claims a time " + std::to_string(ahead_h / 24) + " days and " +
                   std::to_string(ahead_h % 24) + " hours after the log's clock; an event may "
-                  "claim at most 24 hours ahead (events/FORMAT.md, claimed time): check the "
+                  "claim at most 366 days ahead (events/FORMAT.md, claimed time): check the "
                   "input's observedAt, or the signer's clock");
 }
 

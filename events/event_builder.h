@@ -40,11 +40,12 @@ namespace evl {
 inline constexpr size_t kMaxBodyBytes =
     (kMaxEntryBytes / 8 - 18 - 14 * (kMaxSignatures - 1)) * 8;
 
-// How far ahead of a log's clock an event may claim to be: a day of clock skew. A log admits
-// no event claimed later (ledger/ledger.h): a run "observed" in 2099 would lead its group's
-// history forever. This is the log's admission rule, not part of an entry's validity: the
+// How far ahead of a log's clock an event may claim to be: a year, far more than any skewed
+// clock or any honest date (the generated catalogs reach some months ahead). A log admits no
+// event claimed later (ledger/ledger.h): a run "observed" in 2099 would stay last in its
+// group's history forever. This is the log's admission rule, not part of an entry's validity: the
 // audit has no clock to hold an entry to, so it never applies it.
-inline constexpr int64_t kMaxClaimAheadMs = 24 * 3600 * 1000;
+inline constexpr int64_t kMaxClaimAheadMs = 366LL * 24 * 3600 * 1000;
 
 // kRejected when `claimed_ms` is more than kMaxClaimAheadMs after `clock_ms`.
 Status check_claimed_time(int64_t claimed_ms, int64_t clock_ms);
