@@ -112,6 +112,16 @@ std::string base64_encode(ByteView bytes) {
 }
 
 Result<Bytes> base64_decode(std::string_view text) {
+  // libsodium's decoder reads every byte above 0x7f as '/' (fuzz target `note`, regressions
+  // note/ and proof/), which would let two texts decode to the same bytes: only the alphabet
+  // and '=' reach it.
+  for (char c : text) {
+    const bool in_alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                             (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=';
+    if (!in_alphabet) {
+      return rejected("text is not strict base64 (standard alphabet, padded, no spaces)");
+    }
+  }
   Bytes out(text.size() / 4 * 3 + 3);
   size_t len = 0;
   const char* end = nullptr;

@@ -36,7 +36,7 @@ bool hex_decode_into(std::string_view text, std::span<uint8_t> out, bool lowerca
 
 // RFC 4648 standard alphabet with padding.
 std::string base64_encode(ByteView bytes);
-// Strict: padding required, no whitespace, no non-zero trailing bits.
+// Strict: only the alphabet and '=', padding required, no whitespace, no non-zero trailing bits.
 Result<Bytes> base64_decode(std::string_view text);
 
 // Big-endian fixed-width integers (LMDB keys, tile bundle prefixes).
