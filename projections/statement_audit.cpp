@@ -84,7 +84,9 @@ Status check(const Ledger& ledger, const VerifierKey& key,
                         std::to_string(size) + " entries gives " + base64_encode(digest));
       }));
   // The projections the ledger serves must be those the newest statement describes.
-  const auto& [newest, statement] = report.statements.back();
+  // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+  const uint64_t newest = report.statements.back().first;
+  const ProjectionStatement& statement = report.statements.back().second;
   return ledger.read_state([&](const KeyValueStore& state, uint64_t) -> Status {
     auto applied = projected_size(state);
     if (!applied) return applied.error();

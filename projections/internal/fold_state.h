@@ -44,6 +44,21 @@
 
 namespace evl {
 
+// A record as the state holds it. At namespace scope, not nested in FoldState: clang 14
+// crashes ("cannot compile this scalar expression yet") on a member of a nested class
+// template with default member initializers that FoldState instantiates in its own body.
+namespace fold_state_internal {
+template <typename T>
+struct Slot {
+  std::optional<T> value;  // nullopt: absent (or erased)
+  bool changed = false;
+};
+struct TextSlot {
+  std::optional<std::string> value;
+  bool changed = false;
+};
+}  // namespace fold_state_internal
+
 class FoldState {
  public:
   explicit FoldState(ProjectionStore& store);
@@ -102,14 +117,8 @@ class FoldState {
 
  private:
   template <typename T>
-  struct Slot {
-    std::optional<T> value;  // nullopt: absent (or erased)
-    bool changed = false;
-  };
-  struct TextSlot {
-    std::optional<std::string> value;
-    bool changed = false;
-  };
+  using Slot = fold_state_internal::Slot<T>;
+  using TextSlot = fold_state_internal::TextSlot;
   using TextMap = std::map<std::string, TextSlot, std::less<>>;
   // A digest's first bytes are a good hash. How these maps iterate never reaches the store:
   // flush() sorts the records it writes.
