@@ -18,6 +18,7 @@
 #include "projections/query.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
+#include "tests/support/served_routes.h"
 #include "tests/support/test_support.h"
 #include "tools/gen/sol_catalog.h"
 #include "tools/import_reader.h"
@@ -39,35 +40,6 @@ inline Json json_of(const Response& r) {
   REQUIRE(j.has_value());
   return std::move(*j);
 }
-
-// The API's routes (and the log's) over `ledger`, read-only, called without a socket.
-struct Served {
-  explicit Served(Ledger& ledger) : checkpoints(ledger), router("", true) {
-    server::add_log_routes(router);
-    server::add_api_routes(router);
-    server::add_page_routes(router);
-    std::vector<std::string> names;
-    for (const auto& r : router.routes()) names.push_back(r.name);
-    metrics = std::make_unique<server::Metrics>(names);
-    context = std::make_unique<server::Context>(ledger, nullptr, resources, checkpoints, *metrics);
-  }
-
-  Response get(std::string target, std::vector<server::Header> headers = {}) {
-    Request request;
-    request.method = "GET";
-    request.target = std::move(target);
-    request.headers = std::move(headers);
-    std::promise<Response> answer;
-    router.handle(request, *context, [&](Response r) { answer.set_value(std::move(r)); });
-    return answer.get_future().get();
-  }
-
-  server::ResourceCache resources{size_t{16} << 20};
-  server::CheckpointCache checkpoints;
-  server::Router router;
-  std::unique_ptr<server::Metrics> metrics;
-  std::unique_ptr<server::Context> context;
-};
 
 // A ledger with the prologue and a generated catalog of `runs` runs, kept with projections,
 // served.

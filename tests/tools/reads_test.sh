@@ -30,7 +30,13 @@ mkfifo "$T/fifo"
 ln -s /dev/zero "$T/zero"
 mkdir "$T/dir"
 # Without a cap on reads these exhaust a 1.5 GB address space (or hang: the FIFO, /dev/zero).
-limited=(bash -c 'ulimit -v 1500000; exec "$@"' limited)
+# Under AddressSanitizer (test.sh --sanitize) the address space holds ASan's shadow memory, so
+# the same 1.5 GB bound is ASan's own limit on resident memory.
+if [[ "${EVLEDGER_SANITIZER:-}" == *address* ]]; then
+  limited=(env "ASAN_OPTIONS=${ASAN_OPTIONS:-}:hard_rss_limit_mb=1500")
+else
+  limited=(bash -c 'ulimit -v 1500000; exec "$@"' limited)
+fi
 expect_soon 1 "a 1 GB entry file" -- "${limited[@]}" "$E" append --ledger "$L" "$T/big.bin"
 contains "$T/err" "entry file $T/big.bin is 1073741824 bytes, more than 65535 bytes" "entry limit"
 expect_soon 3 "a FIFO as an entry file" -- "$E" append --ledger "$L" "$T/fifo"

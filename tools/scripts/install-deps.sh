@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libdouble-conversion-dev libyaml-cpp-dev
   libboost-dev catch2 libjemalloc-dev
   nginx wrk curl python3 python3-cryptography python3-jsonschema
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev
 )
 
 missing=()
