@@ -26,7 +26,9 @@ std::string member(const Json& v, std::string_view path) { return cli::text_of(j
 
 // The first ranked run with a leader other than itself, from the API's listing.
 Json ranked_follower(Catalog& c) {
-  for (const Json& run : json_of(c.get("/api/v1/runs?limit=1000")).find("items")->as_array()) {
+  // The listing is named: a range-for over json_of(...).find(...) reads a destroyed temporary.
+  const Json listing = json_of(c.get("/api/v1/runs?limit=1000"));
+  for (const Json& run : listing.find("items")->as_array()) {
     if (member(run, "rank") != "-" && member(run, "rank") != "1" && member(run, "leader") != "-") {
       return json_of(c.get("/api/v1/runs/" + member(run, "run").substr(7)));
     }
@@ -111,7 +113,8 @@ TEST_CASE("manifest text holding markup shows as text on the run page", "[server
     if (member(manifest, "kind") != "BenchmarkRun") return;
     manifest.find("metadata")->set("title", hostile);
   });
-  for (const Json& run : json_of(c.get("/api/v1/runs?limit=1000")).find("items")->as_array()) {
+  const Json listing = json_of(c.get("/api/v1/runs?limit=1000"));
+  for (const Json& run : listing.find("items")->as_array()) {
     if (member(run, "title") != hostile) continue;
     const std::string page = body_of(c.get("/runs/" + member(run, "run").substr(7)));
     INFO(page);
