@@ -91,7 +91,7 @@ class ManifestReader {
 
   const std::string& name() const;
   InputForm form() const;       // kEmpty until the first document is read
-  uint64_t bytes_read() const;  // for progress
+  uint64_t bytes_read() const;  // for progress; from any thread, while another reads
   std::optional<uint64_t> size() const;  // total bytes when known (regular files)
 
  private:

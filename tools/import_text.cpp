@@ -17,7 +17,7 @@ int CharSource::get() {
     if (r == std::char_traits<char>::eof()) return kEof;
     c = static_cast<uint8_t>(r);
   }
-  ++bytes_;
+  bytes_.store(bytes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (c == '\n') {
     ++line_;
     column_ = indent_ = 0;

@@ -6,6 +6,7 @@
 // Thread safety: a CharSource is used by one thread at a time; the rest are pure functions.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <streambuf>
@@ -61,7 +62,8 @@ class CharSource {
   void skip_line();
 
   uint64_t line() const { return line_; }
-  uint64_t bytes() const { return bytes_; }
+  // May be read from another thread while this one reads (import's progress line).
+  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // The blanks that start the current line, and whether the next byte is the first one after
   // them (the line's first content).
   size_t indent() const { return indent_; }
@@ -72,7 +74,9 @@ class CharSource {
   std::string ahead_;
   size_t ahead_pos_ = 0;
   uint64_t line_ = 1;
-  uint64_t bytes_ = 0;
+  // Atomic for bytes(); written by the reading thread alone, so a relaxed load and store
+  // (no locked increment on the per-byte path). ThreadSanitizer found the race.
+  std::atomic<uint64_t> bytes_{0};
   size_t column_ = 0;
   size_t indent_ = 0;
 };
