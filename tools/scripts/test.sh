@@ -34,7 +34,7 @@ fi
 # pool (ledger_test), the server, the witnessing component and the remote log (server_test),
 # the witness's state (witness_test), and the shell tests that serve, publish and witness.
 tsan_binaries="ledger_test server_test witness_test"
-tsan_tests='^(ledger_test|server_test|witness_test): |^(serve|publish|witness|witnessing): '
+tsan_tests='^(ledger_test|server_test|witness_test):|^(serve|publish|witness|witnessing): '
 targets=""
 case "$sanitize" in
   address,undefined|undefined,address) dir=build-asan ;;
