@@ -103,19 +103,6 @@ uint64_t record_index(const TargetRecord& record) {
   return std::visit([](const auto& r) { return r.index; }, record);
 }
 
-std::optional<Digest> event_target(const EventBody& body) {
-  if (const auto* r = std::get_if<Rerun>(&body.payload)) return r->target;
-  if (const auto* a = std::get_if<Attestation>(&body.payload)) return a->target;
-  if (const auto* c = std::get_if<Correction>(&body.payload)) return c->target;
-  if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
-    return sha256(as_bytes(m->manifest.canonical));
-  }
-  if (const auto* o = std::get_if<Observation>(&body.payload)) {
-    return sha256(as_bytes(o->manifest.canonical));
-  }
-  return std::nullopt;
-}
-
 Json event_record(const ProjectedEvent& event) {
   Json out = Json::object();
   out.set("index", event.index);
@@ -128,6 +115,19 @@ Json event_record(const ProjectedEvent& event) {
 }
 
 }  // namespace
+
+std::optional<Digest> event_target(const EventBody& body) {
+  if (const auto* r = std::get_if<Rerun>(&body.payload)) return r->target;
+  if (const auto* a = std::get_if<Attestation>(&body.payload)) return a->target;
+  if (const auto* c = std::get_if<Correction>(&body.payload)) return c->target;
+  if (const auto* m = std::get_if<ManifestEvent>(&body.payload)) {
+    return sha256(as_bytes(m->manifest.canonical));
+  }
+  if (const auto* o = std::get_if<Observation>(&body.payload)) {
+    return sha256(as_bytes(o->manifest.canonical));
+  }
+  return std::nullopt;
+}
 
 Status resolve_rerun_hardware(FoldState& state, RerunRecord& rerun) {
   if (rerun.hardware) return Status::ok();

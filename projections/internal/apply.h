@@ -51,6 +51,10 @@ Status apply_rerun(ApplyContext& ctx, const Rerun& rerun);
 Status apply_attestation(ApplyContext& ctx, const Attestation& attestation);
 Status apply_correction(ApplyContext& ctx, const Correction& correction);
 
+// The run or manifest an event names: a rerun's, attestation's or correction's target, the
+// digest of the manifest a manifest event or observation carries; nullopt for key events.
+std::optional<Digest> event_target(const EventBody& body);
+
 // s/<index>: an event whose content the fold cannot use, with why.
 Status record_skipped(ApplyContext& ctx, const std::string& reason);
 // v/<index>: a void event, its kind, cause and target.

@@ -84,5 +84,34 @@ TEST_CASE("text cannot become a link target, a script, a style or an event handl
   CHECK_THROWS_AS(w.close(), std::logic_error);
 }
 
+TEST_CASE("a benchmark's name or any text becomes a link only inside a query value",
+          "[tools][html]") {
+  CHECK(Href::benchmark("091_fused_gqa.rope-v2").target() == "/benchmarks/091_fused_gqa.rope-v2");
+  CHECK(Href::benchmark("a b/c").target() == "/benchmarks?name=a%20b%2Fc");
+  CHECK(Href::benchmark("..").target() == "/benchmarks?name=..");
+  CHECK(Href::benchmark("\"><script>").target() == "/benchmarks?name=%22%3E%3Cscript%3E");
+  CHECK(Href::query("/api/v1/runs", {{"benchmark", "x&y=1#z"}, {"limit", "5"}}).target() ==
+        "/api/v1/runs?benchmark=x%26y%3D1%23z&limit=5");
+  CHECK(Href::query("/search", {{"q", "µ"}}).target() == "/search?q=%C2%B5");
+  CHECK_THROWS_AS(Href::query("/search", {{"Q", "x"}}), std::logic_error);
+  CHECK_THROWS_AS(Href::query("//evil.example", {{"q", "x"}}), std::logic_error);
+}
+
+TEST_CASE("an XML document has its declaration, its namespace and closed empty elements",
+          "[tools][html]") {
+  Writer w("/log");
+  w.open_xml("feed", "http://www.w3.org/2005/Atom");
+  w.element("title", "a <b> & 'c'");
+  w.link_tag("self", Href::path("/records/feed.xml"));
+  w.empty("category", {{"term", "x\"y"}});
+  CHECK(w.finish() ==
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
+        "<title>a &lt;b&gt; &amp; &#39;c&#39;</title><link rel=\"self\" href=\"/log/records/feed.xml\"/>"
+        "<category term=\"x&quot;y\"/></feed>");
+  Writer html;
+  html.empty("br");
+  CHECK(html.finish() == "<br>");
+}
+
 }  // namespace
 }  // namespace evl::server::html

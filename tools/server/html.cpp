@@ -89,6 +89,39 @@ Href Href::run(std::string_view digest) { return Href("/runs/" + digest_hex(dige
 Href Href::group(std::string_view digest) { return Href("/groups/" + digest_hex(digest)); }
 Href Href::event(uint64_t index) { return Href("/events/" + std::to_string(index)); }
 
+Href Href::benchmark(std::string_view name) {
+  bool plain = !name.empty() && name != "." && name != "..";
+  for (char c : name) plain = plain && c != '/' && is_path_char(c);
+  if (plain) return Href("/benchmarks/" + std::string(name));
+  return query("/benchmarks", {{"name", name}});
+}
+
+Href Href::query(std::string_view fixed,
+                 std::initializer_list<std::pair<std::string_view, std::string_view>> params) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string target = path(fixed).target_;
+  char separator = '?';
+  for (const auto& [name, value] : params) {
+    bool ok = !name.empty();
+    for (char c : name) ok = ok && c >= 'a' && c <= 'z';
+    if (!ok) throw std::logic_error("html: '" + std::string(name) + "' is not a query name");
+    target += separator;
+    target += name;
+    target += '=';
+    for (unsigned char c : value) {
+      if (is_path_char(static_cast<char>(c)) && c != '/') {
+        target += static_cast<char>(c);
+      } else {
+        target += '%';
+        target += kHex[c >> 4];
+        target += kHex[c & 15];
+      }
+    }
+    separator = '&';
+  }
+  return Href(std::move(target));
+}
+
 Href Href::tlog_proof(uint64_t index) {
   return Href("/api/v1/proofs/inclusion?index=" + std::to_string(index) + "&format=tlog-proof");
 }
@@ -112,6 +145,16 @@ Href Href::compare_as(const std::vector<std::string>& digests, std::string_view 
 
 Writer& Writer::doctype() {
   out_ += "<!doctype html>\n";
+  return *this;
+}
+
+Writer& Writer::open_xml(std::string_view tag, std::string_view xmlns) {
+  check_tag(tag);
+  out_ += "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<";
+  out_ += tag;
+  out_ += " xmlns=\"" + escape(xmlns) + "\">";
+  open_.emplace_back(tag);
+  xml_ = true;
   return *this;
 }
 
@@ -152,13 +195,19 @@ Writer& Writer::close() {
   return *this;
 }
 
+void Writer::end_empty() {
+  if (xml_) out_.insert(out_.size() - 1, "/");  // <link .../>: XML has no void elements
+}
+
 Writer& Writer::empty(std::string_view tag, std::initializer_list<Attr> attrs) {
   start_tag(tag, attrs, nullptr, "");
+  end_empty();
   return *this;
 }
 
 Writer& Writer::link_tag(std::string_view rel, const Href& href, std::initializer_list<Attr> attrs) {
   start_tag("link", attrs, &href, rel);
+  end_empty();
   return *this;
 }
 

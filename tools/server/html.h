@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace evl::server::html {
@@ -35,6 +36,14 @@ class Href {
   static Href group(std::string_view digest);
   // /events/<index>.
   static Href event(uint64_t index);
+  // /benchmarks/<name> for a name of the characters a path may hold (A-Z a-z 0-9 - . _ ~, not
+  // "." or ".."), else /benchmarks?name=<name percent-encoded>: any benchmark's page.
+  static Href benchmark(std::string_view name);
+  // A path as path() takes it with a query: each name (lowercase letters) = its value with
+  // every byte but A-Z a-z 0-9 - . _ ~ percent-encoded, so that any text is a value and none
+  // leaves it.
+  static Href query(std::string_view fixed,
+                    std::initializer_list<std::pair<std::string_view, std::string_view>> params);
   // /api/v1/proofs/inclusion?index=<index>&format=tlog-proof.
   static Href tlog_proof(uint64_t index);
   // /compare?run=<hex>&run=<hex>...: from digests.
@@ -68,13 +77,18 @@ class Writer {
 
   // "<!doctype html>", once, first.
   Writer& doctype();
+  // An XML document's declaration and its root element in namespace `xmlns` (a constant of
+  // the server's, such as Atom's "http://www.w3.org/2005/Atom"), opened; for the feeds, once,
+  // first. Text and attributes are escaped as in HTML, which XML reads alike.
+  Writer& open_xml(std::string_view tag, std::string_view xmlns);
   // <tag attrs...>; the element stays open until close().
   Writer& open(std::string_view tag, std::initializer_list<Attr> attrs = {});
   // <a href=...> opened.
   Writer& open_link(const Href& href, std::initializer_list<Attr> attrs = {});
   // Ends the innermost open element.
   Writer& close();
-  // An element with no content (<meta>, <link>, <br>, <input>): never closed.
+  // An element with no content (<meta>, <link>, <br>, <input>): never closed (written <x/>
+  // in an XML document).
   Writer& empty(std::string_view tag, std::initializer_list<Attr> attrs = {});
   // <link rel=... href=...>.
   Writer& link_tag(std::string_view rel, const Href& href, std::initializer_list<Attr> attrs = {});
@@ -98,7 +112,9 @@ class Writer {
  private:
   void start_tag(std::string_view tag, std::initializer_list<Attr> attrs, const Href* href,
                  std::string_view rel, std::string_view href_name = "href");
+  void end_empty();
   std::string prefix_;
+  bool xml_ = false;
   std::string out_;
   std::vector<std::string> open_;
 };
