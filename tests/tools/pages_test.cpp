@@ -2,7 +2,12 @@
 // a generated catalog: each page against the API's answer for the same resource.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "events/json.h"
 #include "tests/support/served_catalog.h"
@@ -192,6 +197,261 @@ TEST_CASE("compare puts 2 to 8 runs side by side and exports the same rows as CS
   CHECK(c.get(target + "&format=xml").status == 400);
   CHECK(c.get(target + "&x=1").status == 400);
   CHECK(c.get("/compare?run=" + a + "&run=ffffffffffff").status == 404);
+}
+
+// Each page type's target in a catalog, with the API resource it names as its alternate.
+struct PageTarget {
+  std::string target, alternate;
+};
+
+std::vector<PageTarget> every_page(const Json& view) {
+  const std::string run = member(view, "run").substr(7);
+  const std::string key = member(view, "comparisonKey").substr(7);
+  const std::string benchmark = member(view, "benchmark"), index = member(view, "index");
+  return {{"/", "/api/v1/checkpoints"},
+          {"/runs/" + run, "/api/v1/runs/" + run},
+          {"/groups/" + key, "/api/v1/groups/" + key},
+          {"/compare?run=" + member(view, "leader").substr(7) + "&run=" + run, ""},
+          {"/events/" + index, "/api/v1/events/" + index},
+          {"/benchmarks", "/api/v1/benchmarks"},
+          {"/benchmarks/" + benchmark, "/api/v1/runs?benchmark=" + benchmark},
+          {"/records", "/api/v1/leaders"},
+          {"/keys", "/api/v1/keys"},
+          {"/search?q=" + benchmark.substr(0, 5), "/api/v1/runs"}};
+}
+
+TEST_CASE("every page links its JSON, is cached until the next checkpoint and has its "
+          "headings in order", "[server][pages]") {
+  Catalog c(40);
+  const Json view = ranked_follower(c);
+  const std::string etag(c.get("/api/v1/keys").header("ETag").value_or("-"));
+  for (const PageTarget& p : every_page(view)) {
+    Response r = c.get(p.target);
+    const std::string page = body_of(r);
+    INFO(p.target << "\n" << page);
+    REQUIRE(r.status == 200);
+    CHECK(r.content_type == server::kHtmlType);
+    CHECK(r.header("Content-Security-Policy").value_or("") == server::kContentSecurityPolicy);
+    if (!p.alternate.empty()) {
+      CHECK(has(page, "<link rel=\"alternate\" href=\"" + p.alternate + "\" type=\"application/json\">"));
+    }
+    CHECK(r.header("Cache-Control").value_or("") == "public, max-age=2");
+    CHECK(r.header("ETag").value_or("") == etag);
+    CHECK(c.get(p.target, {{"If-None-Match", etag}}).status == 304);
+    // One h1, and no heading level skipped after it.
+    CHECK(count(page, "<h1>") == 1);
+    int last = 0;
+    for (size_t at = page.find("<h"); at != std::string::npos; at = page.find("<h", at + 1)) {
+      const char level = page[at + 2];
+      if (level < '1' || level > '6' || page[at + 3] != '>') continue;
+      CHECK(level - '0' <= last + 1);
+      last = level - '0';
+    }
+    CHECK(has(page, "<label for=\"site-q\">Search</label>"));
+  }
+}
+
+TEST_CASE("an event page decodes the entry, names its signers and proves it", "[server][pages]") {
+  Catalog c(20);
+  const Json view = ranked_follower(c);
+  const std::string index = member(view, "index"), run = member(view, "run");
+  const Json event = json_of(c.get("/api/v1/events/" + index));
+  Response r = c.get("/events/" + index);
+  const std::string page = body_of(r);
+  INFO(page);
+  REQUIRE(r.status == 200);
+  CHECK(has(page, "<h1>Entry " + index + "</h1>"));
+  CHECK(has(page, "<dd data-copy=\"\" data-copy-name=\"event id\">" + member(event, "id") + "</dd>"));
+  for (const Json& s : event.find("signatures")->as_array()) {
+    CHECK(has(page, "<td>" + server::html::escape(member(s, "signer")) + " (author)</td>"));
+    CHECK(has(page, "<code>" + member(s, "publicKey") + "</code>"));
+  }
+  CHECK(has(page, "<td>importer</td>"));
+  CHECK(has(page, "active at entry " + index));
+  CHECK(has(page, "<ul class=\"items\" id=\"touched\"><li><a href=\"/runs/" + run.substr(7) + "\">"));
+  CHECK(has(page, "href=\"/api/v1/proofs/inclusion?index=" + index + "&amp;format=tlog-proof\""));
+  const Json proof = json_of(c.get("/api/v1/proofs/inclusion?index=" + index));
+  CHECK(has(page, std::to_string(proof.find("hashes")->as_array().size()) + " hashes"));
+  CHECK(has(page, "&quot;kind&quot;: &quot;observation&quot;"));
+  // By id too; an entry that is not there is a 404 page, a name that is none a 400.
+  CHECK(c.get("/events/" + member(event, "id")).status == 200);
+  CHECK(c.get("/events/999999").status == 404);
+  CHECK(c.get("/events/xyz").status == 400);
+  // A key event touches no run; the genesis has no entry before it.
+  const std::string genesis = body_of(c.get("/events/0"));
+  CHECK(has(genesis, "None: this event changed no run"));
+  CHECK(has(genesis, "rel=\"next\""));
+  CHECK_FALSE(has(genesis, "rel=\"prev\""));
+}
+
+TEST_CASE("the home page shows the log, the statement, counts and what changed lately",
+          "[server][pages]") {
+  Catalog c(30);
+  const std::string page = body_of(c.get("/"));
+  INFO(page);
+  const auto checkpoints = c.all_pages("/api/v1/checkpoints?limit=1000");
+  const Json& newest = checkpoints.back();
+  CHECK(has(page, "<h1>" + server::html::escape(member(newest, "origin")) + "</h1>"));
+  CHECK(has(page, "<dd>" + member(newest, "size") + " entries</dd>"));
+  CHECK(has(page, "<dd>" + member(newest, "root") + "</dd>"));
+  const Json statement = json_of(c.get("/api/v1/statement"));
+  CHECK(has(page, "<dd>" + member(statement, "digest") + "</dd>"));
+  const auto runs = c.all_pages("/api/v1/runs?limit=1000");
+  CHECK(has(page, "<dt>runs</dt><dd>" + std::to_string(runs.size()) + "</dd>"));
+  const auto benchmarks = c.all_pages("/api/v1/benchmarks?limit=1000");
+  CHECK(has(page, "<a href=\"/benchmarks\">" + std::to_string(benchmarks.size()) + "</a>"));
+  const auto leaders = c.all_pages("/api/v1/leaders?limit=1000");
+  CHECK(has(page, "<a href=\"/records\">" + std::to_string(leaders.size()) + "</a>"));
+  const auto size = static_cast<uint64_t>(json_path(newest, "size")->as_number());
+  CHECK(has(page, "<li><a href=\"/events/" + std::to_string(size - 1) + "\">"));
+  CHECK(count(page, "<li><a href=\"/events/") == 10);
+  CHECK(has(page, "id=\"recent-changes\""));
+  CHECK(has(page, "href=\"/records/feed.xml\""));
+}
+
+TEST_CASE("benchmark pages list every benchmark and each one's groups with their leaders",
+          "[server][pages]") {
+  Catalog c(40);
+  const auto benchmarks = c.all_pages("/api/v1/benchmarks?limit=1000");
+  REQUIRE_FALSE(benchmarks.empty());
+  const std::string list = body_of(c.get("/benchmarks"));
+  for (const Json& b : benchmarks) {
+    CHECK(has(list, "<a href=\"/benchmarks/" + member(b, "benchmark") + "\">" +
+                        server::html::escape(member(b, "benchmark")) + "</a></td><td>" +
+                        member(b, "runs") + "</td>"));
+  }
+  const std::string name = member(benchmarks.front(), "benchmark");
+  Response r = c.get("/benchmarks/" + name);
+  const std::string page = body_of(r);
+  INFO(page);
+  REQUIRE(r.status == 200);
+  const auto runs = c.all_pages("/api/v1/runs?benchmark=" + name + "&limit=1000");
+  std::set<std::string> keys;
+  for (const Json& run : runs) {
+    if (member(run, "comparisonKey") != "-") keys.insert(member(run, "comparisonKey"));
+  }
+  REQUIRE_FALSE(keys.empty());
+  for (const std::string& key : keys) {
+    const Json group = json_of(c.get("/api/v1/groups/" + key.substr(7)));
+    CHECK(has(page, "<a href=\"/groups/" + key.substr(7) + "\">"));
+    if (member(group, "leader") != "-") {
+      CHECK(has(page, "<a href=\"/runs/" + member(group, "leader").substr(7) + "\">"));
+    }
+    CHECK(has(page, "<td>" + member(group, "size") + "</td><td>" + member(group, "members") +
+                        "</td></tr>"));
+  }
+  CHECK(count(page, "<tr><td><a href=\"/runs/") == runs.size());
+  CHECK(c.get("/benchmarks?name=" + name).status == 200);
+  CHECK(c.get("/benchmarks/no-such-benchmark").status == 404);
+  CHECK(c.get("/benchmarks?name=a%20b").status == 404);
+}
+
+TEST_CASE("the records page and its Atom feed show the leadership history", "[server][pages]") {
+  Catalog c(40);
+  const auto leaders = c.all_pages("/api/v1/leaders?limit=1000");
+  const auto groups = c.all_pages("/api/v1/groups?limit=1000");
+  REQUIRE_FALSE(leaders.empty());
+  const std::string page = body_of(c.get("/records"));
+  INFO(page);
+  size_t led = 0;
+  for (const Json& g : groups) {
+    if (member(g, "leader") == "-") continue;
+    ++led;
+    CHECK(has(page, "<a href=\"/runs/" + member(g, "leader").substr(7) + "\">"));
+  }
+  const size_t current = page.find("id=\"current\""), history = page.find("id=\"history\"");
+  REQUIRE(current != std::string::npos);
+  REQUIRE(history != std::string::npos);
+  CHECK(count(page.substr(current, page.find("</table>", current) - current), "<tr><td>") == led);
+  CHECK(count(page.substr(history), " leads ") == leaders.size());
+  Response feed = c.get("/records/feed.xml");
+  const std::string xml = body_of(feed);
+  INFO(xml);
+  REQUIRE(feed.status == 200);
+  CHECK(feed.content_type == "application/atom+xml; charset=utf-8");
+  CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+                  "<feed xmlns=\"http://www.w3.org/2005/Atom\">", 0) == 0);
+  CHECK(count(xml, "<entry>") == std::min<size_t>(50, leaders.size()));
+  CHECK(has(xml, "<link rel=\"self\" href=\"/records/feed.xml\" type=\"application/atom+xml\"/>"));
+  // The newest change comes first; its id, made of its entry and group, stays in later feeds.
+  const Json& newest = leaders.back();
+  const std::string id =
+      ":" + member(newest, "index") + ":" + member(newest, "group").substr(7) + "</id>";
+  REQUIRE(has(xml, id));
+  CHECK(xml.find(id) < xml.find("</entry>"));
+  c.import(5, 31);
+  CHECK(has(body_of(c.get("/records/feed.xml")), id));
+}
+
+TEST_CASE("the keys page lists the registry with each key's grant", "[server][pages]") {
+  Catalog c(5);
+  const auto keys = c.all_pages("/api/v1/keys?limit=1000");
+  const std::string page = body_of(c.get("/keys"));
+  INFO(page);
+  CHECK(count(page, "<code class=\"vkey\">") == keys.size());
+  for (const Json& k : keys) {
+    CHECK(has(page, server::html::escape(member(k, "verifierKey"))));
+    CHECK(has(page, "<a href=\"/events/" + member(k, "grantedAt") + "\">entry " +
+                        member(k, "grantedAt") + "</a>"));
+  }
+  CHECK(has(page, "<h2>Voided ranges</h2>"));
+  CHECK(has(page, "None: no key was revoked as compromised."));
+}
+
+TEST_CASE("search finds runs by benchmark, GPU, external id and digest start", "[server][pages]") {
+  Catalog c(30);
+  const Json view = ranked_follower(c);
+  const std::string run = member(view, "run").substr(7);
+  auto found = [&](const std::string& q) {
+    Response r = c.get("/search?q=" + q);
+    INFO(q << ": " << body_of(r));
+    CHECK(r.status == 200);
+    return body_of(r);
+  };
+  const std::string link = "<a href=\"/runs/" + run + "\">";
+  CHECK(count(found(run.substr(0, 10)), "<tr><td><a href=\"/runs/") == 1);
+  CHECK(has(found("sha256:" + run.substr(0, 10)), link));
+  CHECK(has(found(member(view, "externalId")), link));
+  const std::string product = member(*json_path(view, "gpu"), "product");
+  CHECK(has(found(product.substr(product.size() - 4)), link));
+  // Without regard to case, every run of a benchmark.
+  const std::string benchmark = member(view, "benchmark");
+  std::string upper = benchmark;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  const auto of_benchmark = c.all_pages("/api/v1/runs?benchmark=" + benchmark + "&limit=1000");
+  CHECK(count(found(upper), "<tr><td><a href=\"/runs/") >= of_benchmark.size());
+  CHECK(has(found("zz-nothing-like-this"), "No run matches."));
+  CHECK(c.get("/search?q=a").status == 400);
+  CHECK(c.get("/search?q=" + std::string(201, 'a')).status == 400);
+  CHECK(c.get("/search").status == 200);
+  CHECK(c.get("/search?q=ab&x=1").status == 400);
+}
+
+TEST_CASE("hostile manifest text stays text on every page that shows it", "[server][pages]") {
+  Catalog c(1);
+  const std::string hostile = "<script>alert(1)</script><img src=x onerror=\"alert(2)\">";
+  c.import(3, 21, [&](Json& manifest) {
+    if (member(manifest, "kind") != "BenchmarkRun") return;
+    manifest.find("metadata")->set("title", hostile);
+  });
+  std::optional<Json> evil;
+  for (const Json& r : c.all_pages("/api/v1/runs?limit=1000")) {
+    if (member(r, "title") == hostile) evil = r;
+  }
+  REQUIRE(evil.has_value());
+  std::vector<std::string> targets = {"/search?q=%3Cscript%3E", "/benchmarks/" + member(*evil, "benchmark"),
+                                      "/events/" + member(*evil, "index"), "/records"};
+  if (member(*evil, "comparisonKey") != "-") {
+    targets.push_back("/groups/" + member(*evil, "comparisonKey").substr(7));
+  }
+  for (const std::string& target : targets) {
+    const std::string page = body_of(c.get(target));
+    INFO(target << "\n" << page);
+    CHECK_FALSE(has(page, "<img"));
+    CHECK_FALSE(has(page, "<script>"));
+    CHECK_FALSE(has(page, "onerror=\""));
+  }
+  CHECK(has(body_of(c.get("/search?q=%3Cscript%3E")), server::html::escape(hostile)));
 }
 
 TEST_CASE("the pages' style and script are served from the binary with their digest as ETag",

@@ -20,7 +20,7 @@ using html::Writer;
 
 constexpr size_t kMinRuns = 2, kMaxRuns = 8;
 
-std::string member(const Json& v, std::string_view path) { return cli::text_of(json_path(v, path)); }
+using pages::member;
 
 struct Row {
   const char* label;

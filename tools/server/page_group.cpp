@@ -20,12 +20,8 @@ namespace {
 using html::Href;
 using html::Writer;
 
-std::string member(const Json& v, std::string_view path) { return cli::text_of(json_path(v, path)); }
-std::optional<double> number(const Json& v, std::string_view path) {
-  const Json* n = json_path(v, path);
-  if (n == nullptr || !n->is_number()) return std::nullopt;
-  return n->as_number();
-}
+using pages::member;
+using pages::number;
 
 // Milliseconds since 1970 of an RFC 3339 UTC time ("2026-04-22T17:06:44.867Z"), or nullopt.
 std::optional<double> epoch_ms(const std::string& t) {
@@ -143,15 +139,8 @@ void leadership(Writer& w, const std::vector<Json>& history) {
   }
   w.open("ol", {{"class", "items"}});
   for (const Json& change : history) {
-    w.open("li").link(Href::run(member(change, "run")), cli::short_digest(member(change, "run"), 12));
-    w.text(" leads (" + member(change, "cause") + ")");
-    if (html::is_digest_text(member(change, "previous"))) {
-      w.text(", after ").link(Href::run(member(change, "previous")),
-                              cli::short_digest(member(change, "previous"), 12));
-    }
-    const auto index = number(change, "index");
-    if (index) w.text(" · ").link(Href::event(static_cast<uint64_t>(*index)),
-                                  "entry " + member(change, "index"));
+    w.open("li");
+    pages::leadership_change(w, change, false);
     w.close();
   }
   w.close();

@@ -22,9 +22,7 @@ namespace {
 using html::Href;
 using html::Writer;
 
-std::string member(const Json& view, std::string_view path) {
-  return cli::text_of(json_path(view, path));
-}
+using pages::member;
 
 // What the page cites besides the view: the log's name and the newest checkpoint.
 struct Citation {

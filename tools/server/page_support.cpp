@@ -1,6 +1,8 @@
 #include "tools/server/page_support.h"
 
 #include "events/jcs.h"
+#include "tools/json_text.h"
+#include "tools/run_page.h"
 #include "tools/server/api_support.h"
 #include "tools/server/pages.h"
 #include "tools/server/router.h"
@@ -44,6 +46,8 @@ Response& with_page_headers(Response& r) {
 
 std::string prefix_of(const Request& request) {
   std::string_view full = target_path(request.target);
+  // The home page of a server with a prefix: "/log" is its path "/".
+  if (request.path == "/" && !full.empty() && full.back() != '/') return std::string(full);
   if (full.size() < request.path.size()) return "";
   return std::string(full.substr(0, full.size() - request.path.size()));
 }
@@ -61,14 +65,102 @@ void begin_page(html::Writer& w, std::string_view title, const html::Href& alter
   w.empty("meta", {{"name", "viewport"}, {"content", "width=device-width, initial-scale=1"}});
   w.element("title", std::string(title) + " · evledger");
   w.link_tag("stylesheet", Href::path("/assets/app.css"));
+  w.link_tag("icon", Href::path("/assets/icon.svg"), {{"type", "image/svg+xml"}});
   w.link_tag("alternate", alternate, {{"type", "application/json"}});
   w.script(Href::path("/assets/app.js"));
   w.close();  // head
   w.open("body");
   w.open("header", {{"class", "site"}}).open("nav", {{"aria-label", "site"}});
-  w.element("span", "evledger", {{"class", "brand"}});
+  w.link(Href::path("/"), "evledger", {{"class", "brand"}});
+  w.link(Href::path("/benchmarks"), "Benchmarks");
+  w.link(Href::path("/records"), "Records");
+  w.link(Href::path("/keys"), "Keys");
+  w.open_form(Href::path("/search"), {{"method", "get"}, {"role", "search"}, {"class", "search"}});
+  w.element("label", "Search", {{"for", "site-q"}});
+  w.empty("input", {{"type", "search"}, {"id", "site-q"}, {"name", "q"}, {"minlength", "2"},
+                    {"maxlength", "200"}, {"placeholder", "benchmark, GPU, digest…"}});
+  w.element("button", "Go", {{"type", "submit"}});
+  w.close();  // form
   w.close().close();
   w.open("main");
+}
+
+std::string member(const Json& value, std::string_view path) {
+  return cli::text_of(json_path(value, path));
+}
+
+std::optional<double> number(const Json& value, std::string_view path) {
+  const Json* n = json_path(value, path);
+  if (n == nullptr || !n->is_number()) return std::nullopt;
+  return n->as_number();
+}
+
+std::string gpu_text(const Json* gpu) {
+  if (gpu == nullptr || !gpu->is_object()) return "-";
+  std::string text = member(*gpu, "product");
+  if (const Json* arch = gpu->find("architecture"); arch && arch->is_string() &&
+                                                       !arch->as_string().empty()) {
+    text += " (" + cli::text_of(arch) + ")";
+  }
+  return text;
+}
+
+void benchmark_cell(html::Writer& w, const Json& view) {
+  const Json* benchmark = view.find("benchmark");
+  w.open("td");
+  if (benchmark != nullptr && benchmark->is_string() && !benchmark->as_string().empty()) {
+    w.link(html::Href::benchmark(benchmark->as_string()), cli::text_of(benchmark));
+  } else {
+    w.text("-");
+  }
+  w.close();
+}
+
+void run_table(html::Writer& w, const std::vector<Json>& runs) {
+  using html::Href;
+  w.open("table", {{"class", "ranking"}}).open("thead").open("tr");
+  for (const char* h : {"Run", "Benchmark", "GPU", "Primary", "Rank", "Evidence"}) {
+    w.element("th", h, {{"scope", "col"}});
+  }
+  w.close().close().open("tbody");
+  for (const Json& r : runs) {
+    w.open("tr");
+    w.open("td").link(Href::run(member(r, "run")), member(r, "title") == "-"
+                                                         ? cli::short_digest(member(r, "run"), 12)
+                                                         : member(r, "title")).close();
+    benchmark_cell(w, r);
+    w.element("td", gpu_text(r.find("gpu")));
+    w.element("td", cli::primary_text(r));
+    const std::string rank = member(r, "rank");
+    w.element("td", rank == "-" ? std::string("not ranked")
+                                : rank + " of " + member(r, "groupSize") +
+                                      (member(r, "tied") == "true" ? " (tied)" : ""));
+    w.open("td").element("span", member(r, "evidence"), {{"class", "badge"}}).close();
+    w.close();
+  }
+  w.close().close();
+}
+
+void leadership_change(html::Writer& w, const Json& change, bool with_group) {
+  using html::Href;
+  const std::string run = member(change, "run"), group = member(change, "group");
+  if (html::is_digest_text(run)) {
+    w.link(Href::run(run), cli::short_digest(run, 12));
+  } else {
+    w.text("no run");
+  }
+  w.text(" leads");
+  if (with_group && html::is_digest_text(group)) {
+    w.text(" ").link(Href::group(group), "group " + html::digest_hex(group).substr(0, 8));
+  }
+  w.text(" (" + member(change, "cause") + ")");
+  if (html::is_digest_text(member(change, "previous"))) {
+    w.text(", after ").link(Href::run(member(change, "previous")),
+                            cli::short_digest(member(change, "previous"), 12));
+  }
+  if (auto index = number(change, "index")) {
+    w.text(" · ").link(Href::event(static_cast<uint64_t>(*index)), "entry " + member(change, "index"));
+  }
 }
 
 void end_page(html::Writer& w) {
@@ -107,6 +199,22 @@ Response page_answer(const Request& request, Context& context,
     return page;
   }
   return std::move(with_page_headers(r));
+}
+
+}  // namespace evl::server::pages
+
+namespace evl::server::pages {
+
+Response checked_page(const Request& request, Context& context, std::string_view route,
+                      std::initializer_list<std::string_view> allowed, const PageRender& render,
+                      std::string_view content_type) {
+  if (Status s = api::check_parameters(request, route, allowed); !s) {
+    return error_page(request, 400, s.message());
+  }
+  const std::string prefix = prefix_of(request);
+  return page_answer(
+      request, context, [&](const ProjectionStore& state) { return render(state, prefix); },
+      content_type);
 }
 
 }  // namespace evl::server::pages

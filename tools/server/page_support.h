@@ -1,12 +1,16 @@
 // tools/server/page_support.h — what the pages' handlers share (page_*.cpp only): the frame
-// every page has (head, site header, footer), their answers and error pages.
+// every page has (head, site header with its navigation and search, footer), their answers and
+// error pages, and the pieces several pages show.
 //
 // Thread safety: pure functions; a PageAnswer belongs to one request.
 #pragma once
 
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "events/json.h"
 #include "events/status.h"
@@ -28,12 +32,35 @@ void end_page(html::Writer& w);
 // A JSON value as indented text (two spaces), for people.
 std::string pretty_json(const Json& value);
 
+// A member of a view or record (json_path) as text (cli::text_of: "-" for null), or as a number.
+std::string member(const Json& value, std::string_view path);
+std::optional<double> number(const Json& value, std::string_view path);
+// The GPU of a view or group ({vendor, product, architecture}) as "NVIDIA B200 (sm_100)", or "-".
+std::string gpu_text(const Json* gpu);
+
+// A view's benchmark as a table cell linking to its page ("-" when it names none).
+void benchmark_cell(html::Writer& w, const Json& view);
+// A table of run views (listing views, projections/query.h): each run's title linking to its
+// page, benchmark, GPU, primary measurement, rank and evidence, as the projections say them.
+void run_table(html::Writer& w, const std::vector<Json>& runs);
+// A leadership change ({group, run, previous, cause, index}) as a list item's content: the new
+// leader linked (and its group, `with_group`), the cause, the one it replaced and the entry.
+void leadership_change(html::Writer& w, const Json& change, bool with_group);
+
 // The page that `render` makes of one snapshot of the projections, answered as the API
 // answers (api.h: ETag of the newest checkpoint, 304, 503 while they lag), with the CSP; an
 // error becomes a page with its status and message.
 Response page_answer(const Request& request, Context& context,
                      const std::function<Result<std::string>(const ProjectionStore&)>& render,
                      std::string_view content_type = "text/html; charset=utf-8");
+// A page that takes no query parameters but `allowed`: 400 naming any other (api.h's rule,
+// `route` naming the page), else page_answer() of what `render` makes of the snapshot with
+// the request's prefix (prefix_of).
+using PageRender =
+    std::function<Result<std::string>(const ProjectionStore& state, const std::string& prefix)>;
+Response checked_page(const Request& request, Context& context, std::string_view route,
+                      std::initializer_list<std::string_view> allowed, const PageRender& render,
+                      std::string_view content_type = "text/html; charset=utf-8");
 // An error page for `status` (a 4xx or 5xx) and its message.
 Response error_page(const Request& request, int status, std::string_view detail);
 

@@ -3,7 +3,8 @@
 // makes) through the HTML writer (tools/server/html.h). No page decides a rank, an evidence
 // level or a verdict: it shows what the projections say.
 //
-//   GET /assets/app.css, /assets/app.js   the pages' style and script (embedded at build time)
+//   GET /assets/app.css, /assets/app.js, /assets/icon.svg   the pages' style, script and icon
+//        (embedded at build time)
 //   GET /runs/<run digest or a unique start>   a run: every section of `evledger show`,
 //        banners, "Compare with #1", the group, "Cite this record" with a .tlog-proof
 //   GET /groups/<comparison key or a unique start>   its ranking with ties, evidence and
@@ -11,6 +12,19 @@
 //        (the leaders in the order of the leadership history), and that history
 //   GET /compare?run=<run>&run=<run>[&format=csv|json]   2 to 8 runs side by side in aligned
 //        rows; the rows as CSV, or the run views as JSON ({"runs": [...]})
+//   GET /events/<log index or event id>   one entry decoded, its signers with their key names
+//        and roles at its position, its inclusion proof in the newest checkpoint with a
+//        .tlog-proof download, and links to every run it touched
+//   GET /   the log's origin, size, newest checkpoint and its cosignatures (serve --policy), the
+//        projection statement, counts, recent events and recent record changes
+//   GET /benchmarks   every benchmark with its number of runs
+//   GET /benchmarks/<name>, /benchmarks?name=<name>   its comparison groups per GPU and
+//        protocol, each with its leader and size, and its runs
+//   GET /records   current records, recently broken ones and the whole record history
+//   GET /records/feed.xml   an Atom feed of the newest leadership changes (ids that never change)
+//   GET /keys   the key registry: grants, revocations, voided ranges and the void events
+//   GET /search?q=<words>   runs by benchmark, implementation, source, GPU, external id or the
+//        start of a digest
 //
 // Every page carries the Content-Security-Policy below (no inline script or style, scripts only
 // from /assets/), X-Content-Type-Options: nosniff, <link rel=alternate type=application/json>
@@ -45,5 +59,13 @@ Response handle_asset(const Request& request, Context& context);
 Response handle_page_run(const Request& request, Context& context);
 Response handle_page_group(const Request& request, Context& context);
 Response handle_page_compare(const Request& request, Context& context);
+Response handle_page_event(const Request& request, Context& context);
+Response handle_page_home(const Request& request, Context& context);
+Response handle_page_benchmarks(const Request& request, Context& context);
+Response handle_page_benchmark(const Request& request, Context& context);
+Response handle_page_records(const Request& request, Context& context);
+Response handle_page_records_feed(const Request& request, Context& context);
+Response handle_page_keys(const Request& request, Context& context);
+Response handle_page_search(const Request& request, Context& context);
 
 }  // namespace evl::server

@@ -1,0 +1,72 @@
+// The search page, /search?q=: runs by benchmark, implementation, source, GPU, external id or
+// the start of a run digest or comparison key (projections/query_site.h's search_runs), and the
+// benchmarks whose name holds the words.
+#include <string>
+#include <vector>
+
+#include "projections/query.h"
+#include "projections/query_site.h"
+#include "tools/json_text.h"
+#include "tools/server/api_support.h"
+#include "tools/server/page_support.h"
+#include "tools/server/pages.h"
+
+namespace evl::server {
+namespace {
+
+using html::Href;
+using html::Writer;
+
+constexpr size_t kSearchLimit = 100;
+
+void search_form(Writer& w, const std::string& q) {
+  w.open_form(Href::path("/search"), {{"method", "get"}, {"role", "search"}, {"class", "search wide"}});
+  w.element("label", "Search runs", {{"for", "q"}});
+  w.empty("input", {{"type", "search"}, {"id", "q"}, {"name", "q"}, {"value", q},
+                    {"minlength", "2"}, {"maxlength", "200"}});
+  w.element("button", "Search", {{"type", "submit"}});
+  w.close();
+}
+
+Result<std::string> render_search(const ProjectionStore& state, const std::string& q,
+                                  const std::string& prefix) {
+  Writer w(prefix);
+  // The API has no search; the runs it searches are its runs listing.
+  pages::begin_page(w, q.empty() ? std::string("Search") : "Search: " + q,
+                    Href::path("/api/v1/runs"));
+  w.element("h1", "Search");
+  search_form(w, q);
+  w.element("p", "By benchmark, implementation, source, GPU or external id (any part of the "
+                 "name, in any case), or by the first digits of a run digest or comparison key.",
+            {{"class", "subtitle"}});
+  if (q.empty()) {
+    pages::end_page(w);
+    return w.finish();
+  }
+  auto found = search_runs(state, q, kSearchLimit);
+  if (!found) return found.error();
+  w.open("section").element("h2", "Runs");
+  if (found->runs.empty()) {
+    w.element("p", "No run matches.", {{"id", "no-match"}});
+  } else {
+    w.element("p", std::to_string(found->runs.size()) + (found->more ? "+ runs match; the first " +
+                   std::to_string(kSearchLimit) + " by digest:" : std::string(" runs match:")),
+              {{"id", "match-count"}});
+    pages::run_table(w, found->runs);
+  }
+  w.close();
+  pages::end_page(w);
+  return w.finish();
+}
+
+}  // namespace
+
+Response handle_page_search(const Request& request, Context& context) {
+  const std::string q = request.query("q").value_or("");
+  return pages::checked_page(request, context, "search", {"q"},
+                             [&](const ProjectionStore& state, const std::string& prefix) {
+                               return render_search(state, q, prefix);
+                             });
+}
+
+}  // namespace evl::server
