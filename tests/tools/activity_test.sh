@@ -22,16 +22,7 @@ L="$T/ledger"
 A="$L/keys/admin.key"
 
 # ---- a ledger with an importer, two runners, an attestor and a curator ----------------------
-expect 0 "init" -- "$E" init --ledger "$L" --origin test.evledger.invalid/activity
-for k in imp runa runb att cur stranger; do
-  "$E" key new "$k@test" --out "$T/$k.key" >/dev/null 2>&1 && ok || bad "key new $k"
-done
-grant() { expect 0 "grant $1" -- "$E" key grant --ledger "$L" --key "$T/$1.key.vkey" --signer "$A" "${@:2}"; }
-grant imp --role importer --scope sol-execbench
-grant runa --role runner --scope owner:a --scope host:a
-grant runb --role runner --scope owner:b --scope host:b
-grant att --role attestor
-grant cur --role curator
+activity_ledger test.evledger.invalid/activity stranger
 
 "$E" gen --runs 50 --out "$T/catalog.jsonl" 2>/dev/null && ok || bad "gen --runs 50"
 "$E" gen --runs 50 2>/dev/null | "$E" import --ledger "$L" --key "$T/imp.key" --json - >"$T/import.jsonl" 2>"$T/err" \

@@ -15,16 +15,7 @@ python3 -c 'import jsonschema' 2>/dev/null || { bad "python3-jsonschema is missi
 
 L="$T/ledger"
 A="$L/keys/admin.key"
-expect 0 "init" -- "$E" init --ledger "$L" --origin api.evledger.invalid/log
-for k in imp runa runb att cur; do
-  "$E" key new "$k@test" --out "$T/$k.key" >/dev/null 2>&1 && ok || bad "key new $k"
-done
-grant() { expect 0 "grant $1" -- "$E" key grant --ledger "$L" --key "$T/$1.key.vkey" --signer "$A" "${@:2}"; }
-grant imp --role importer --scope sol-execbench
-grant runa --role runner --scope owner:a --scope host:a
-grant runb --role runner --scope owner:b --scope host:b
-grant att --role attestor
-grant cur --role curator
+activity_ledger api.evledger.invalid/log
 "$E" gen --runs 200 2>/dev/null | "$E" import --ledger "$L" --key "$T/imp.key" - >/dev/null 2>"$T/err" \
   && ok || bad "gen --runs 200 | import"
 expect 0 "gen --activity" -- "$E" gen --activity 150 --seed 3 --ledger "$L" \

@@ -9,6 +9,7 @@
 #   start_server NAME ARGS...              start `$E serve ARGS --listen 127.0.0.1:0`, wait for its
 #                                          URL, set URL_<NAME> and PID_<NAME> (killed at exit)
 #   serve_with_witness LEDGER KEY DIR      a server ($U), a read-only server ($R), a witness ($W)
+#   activity_ledger ORIGIN [KEY...]        init $L (admin key $A) with the keys gen --activity needs
 T=$(mktemp -d)
 PIDS=()
 stop_servers() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
@@ -89,3 +90,22 @@ serve_with_witness() {
   R=${URL_r%/}
   W=${URL_w%/}
 }
+
+# activity_ledger ORIGIN [KEY...]: makes the ledger $L (its admin key $A) and, in $T, the keys
+# imp, runa, runb, att and cur (and each KEY, granted nothing), granted as `gen --activity`
+# and imports need them: imp an importer for sol-execbench, runa and runb runners (owners and
+# hosts a and b), att an attestor, cur a curator. Defines grant NAME ARGS... for more.
+activity_ledger() {
+  local origin=$1
+  shift
+  expect 0 "init" -- "$E" init --ledger "$L" --origin "$origin"
+  for k in imp runa runb att cur "$@"; do
+    "$E" key new "$k@test" --out "$T/$k.key" >/dev/null 2>&1 && ok || bad "key new $k"
+  done
+  grant imp --role importer --scope sol-execbench
+  grant runa --role runner --scope owner:a --scope host:a
+  grant runb --role runner --scope owner:b --scope host:b
+  grant att --role attestor
+  grant cur --role curator
+}
+grant() { expect 0 "grant $1" -- "$E" key grant --ledger "$L" --key "$T/$1.key.vkey" --signer "$A" "${@:2}"; }

@@ -12,7 +12,13 @@ packages=(
   libboost-dev catch2 libjemalloc-dev
   nginx wrk curl python3 python3-cryptography python3-jsonschema
   clang-14 libclang-rt-14-dev libfuzzer-14-dev
+  chromium fonts-dejavu-core
 )
+# The browser tests (tests/browser/) drive chromium with playwright-core from npm: Debian's
+# nodejs and npm unless a node is already on the PATH.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
