@@ -42,12 +42,18 @@ bool lists_event(const RunView& view, uint64_t index) {
                      [&](const HistoryItem& h) { return h.index == index; });
 }
 
+char folded(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 std::string lower(std::string_view text) {
   std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  for (char& c : out) c = folded(c);
   return out;
+}
+
+// Whether `text` holds `needle` (lowercase) without regard to ASCII case, copying nothing.
+bool holds_folded(std::string_view text, std::string_view needle) {
+  return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
+                     [](char a, char b) { return folded(a) == b; }) != text.end();
 }
 
 std::string_view trimmed(std::string_view text) {
@@ -81,9 +87,9 @@ bool matches(const RunView& view, const std::string& needle, const std::string& 
   }
   for (const std::string* field : {&view.benchmark, &view.name, &view.title, &view.source,
                                    &view.external_id}) {
-    if (lower(*field).find(needle) != std::string::npos) return true;
+    if (holds_folded(*field, needle)) return true;
   }
-  return view.gpu && lower(view.gpu->product).find(needle) != std::string::npos;
+  return view.gpu && holds_folded(view.gpu->product, needle);
 }
 
 }  // namespace
@@ -153,10 +159,11 @@ Result<std::vector<Json>> current_records(const ProjectionStore& store) {
   });
   if (!s) return s;
   if (!failed) return failed;
-  RankingCache cache(store);
+  // Without a ranking cache: a leader's rank is read from the start of its group's ranking,
+  // where it stands, not from the whole group.
   std::vector<Json> out;
   for (const Digest& run : leaders) {
-    auto view = full_view(store, run, &cache, nullptr);
+    auto view = full_view(store, run, nullptr, nullptr);
     if (!view) return view.error();
     if (*view) out.push_back(std::move(**view));
   }
@@ -244,7 +251,7 @@ Result<SearchResult> search_runs(const ProjectionStore& store, std::string_view 
   SearchResult out;
   Status failed;
   Status s = store.scan(store_keys::kRuns, [&](std::string_view, std::string_view value) {
-    if (prefilter && lower(value).find(needle) == std::string::npos) return true;
+    if (prefilter && !holds_folded(value, needle)) return true;
     auto view = parse_run_view(value);
     if (!view) {
       failed = view.error();

@@ -17,11 +17,13 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "events/jcs.h"
 #include "ledger/http_client.h"
 #include "ledger/http_fetch.h"
 #include "ledger/limits.h"
@@ -29,6 +31,8 @@
 #include "ledger/tiles.h"
 #include "projections/ledger_hook.h"
 #include "tools/bench_support.h"
+#include "tools/gen/sol_catalog.h"
+#include "tools/json_text.h"
 
 extern char** environ;
 
@@ -157,15 +161,25 @@ Result<WrkFigures> run_wrk(const std::string& url, int seconds) {
   return f;
 }
 
-Status write_nginx_conf(const std::string& dir, const std::string& root, int port) {
+// The start of a loopback nginx's configuration, its files under `dir`, up to the http block's
+// own settings; the caller adds those and closes the block.
+std::string nginx_conf_head(const std::string& dir, const char* workers) {
   fs::create_directories(dir + "/tmp");
+  std::ostringstream out;
+  out << "daemon off;\nworker_processes " << workers << ";\npid " << dir << "/nginx.pid;\n"
+      << "error_log " << dir << "/error.log;\nevents { worker_connections 1024; }\nhttp {\n"
+      << "  access_log off;\n  keepalive_requests 1000000;\n";
+  for (const char* temp : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
+    out << "  " << temp << "_temp_path " << dir << "/tmp;\n";
+  }
+  return out.str();
+}
+
+Status write_nginx_conf(const std::string& dir, const std::string& root, int port) {
+  const std::string head = nginx_conf_head(dir, "auto");
   std::ofstream out(dir + "/nginx.conf");
-  out << "daemon off;\nworker_processes auto;\npid " << dir << "/nginx.pid;\nerror_log " << dir
-      << "/error.log;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n"
-      << "  client_body_temp_path " << dir << "/tmp;\n  proxy_temp_path " << dir << "/tmp;\n"
-      << "  fastcgi_temp_path " << dir << "/tmp;\n  uwsgi_temp_path " << dir << "/tmp;\n"
-      << "  scgi_temp_path " << dir << "/tmp;\n  default_type application/octet-stream;\n"
-      << "  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 1000000;\n"
+  out << head << "  default_type application/octet-stream;\n"
+      << "  sendfile on;\n  tcp_nopush on;\n"
       << "  server {\n    listen 127.0.0.1:" << port << ";\n    root " << root << ";\n"
       << "    location / { }\n  }\n}\n";
   return out ? Status::ok() : io_error("cannot write " + dir + "/nginx.conf");
@@ -376,7 +390,224 @@ void print_publish(const nlohmann::ordered_json& p) {
               p["withReceiptsRatioToLocalImport"].get<double>());
 }
 
+// The catalog of the pages' figures: `runs` generated runs, and the first run's comparison
+// group grown to `group_size` by copies of it that differ in name, external id and latency.
+std::string pages_catalog(uint64_t runs, uint64_t group_size) {
+  std::string out;
+  std::optional<Json> first;
+  gen::generate_sol_catalog({runs, 11}, [&](const Json& manifest) {
+    jcs_append(out, manifest);
+    out += '\n';
+    if (!first && cli::text_of(manifest.find("kind")) == "BenchmarkRun" &&
+        cli::text_of(json_path(manifest, "spec.status")) == "passed") {
+      first = manifest;
+    }
+  });
+  if (!first) return out;
+  const Json* mean = json_path(*first, "spec.timing.latencyNs.mean");
+  const double base = mean && mean->is_number() ? mean->as_number() : 100000;
+  for (uint64_t k = 1; k < group_size; ++k) {
+    Json copy = *first;
+    const std::string tag = "-copy-" + std::to_string(k);
+    Json* metadata = copy.find("metadata");
+    if (metadata) metadata->set("name", cli::text_of(metadata->find("name")) + tag);
+    Json* spec = copy.find("spec");
+    Json* native = spec ? spec->find("sourceNative") : nullptr;
+    if (native) native->set("externalId", cli::text_of(native->find("externalId")) + tag);
+    Json* timing = spec ? spec->find("timing") : nullptr;
+    Json* latency = timing ? timing->find("latencyNs") : nullptr;
+    if (latency) latency->set("mean", std::round(base * (0.8 + 0.4 * ((k * 7919) % 1000) / 1000.0)));
+    jcs_append(out, copy);
+    out += '\n';
+  }
+  return out;
+}
+
+// `requests` GETs of `target` one after another on one connection: the p50 and p95 in ms.
+Result<std::pair<double, double>> sequential_latency(const std::string& url,
+                                                     const std::string& target, int requests) {
+  auto http = HttpClient::open(url);
+  if (!http) return http.error();
+  std::vector<double> ms;
+  for (int i = 0; i < requests; ++i) {
+    const auto t0 = Clock::now();
+    auto r = (*http)->get(target);
+    ms.push_back(seconds_since(t0) * 1000);
+    if (!r || r->status != 200) return io_error("GET " + target + " failed during the latency run");
+  }
+  return std::make_pair(percentile(ms, 0.5), percentile(ms, 0.95));
+}
+
+// nginx with the project's proxy and cache rules (tools/nginx/evledger-locations.conf, found
+// next to the source tree this binary was built from) in front of `upstream` ("127.0.0.1:P").
+Status write_nginx_proxy_conf(const std::string& dir, const std::string& locations,
+                              const std::string& upstream, int port) {
+  const std::string head = nginx_conf_head(dir, "1");
+  fs::create_directories(dir + "/cache");
+  std::ofstream out(dir + "/nginx.conf");
+  out << head << "  proxy_cache_path " << dir << "/cache keys_zone=evledger:10m;\n"
+      << "  upstream evledger { server " << upstream << "; keepalive 64; }\n"
+      << "  server {\n    listen 127.0.0.1:" << port << ";\n    include " << locations
+      << ";\n  }\n}\n";
+  return out ? Status::ok() : io_error("cannot write " + dir + "/nginx.conf");
+}
+
+std::string nginx_locations_conf() {
+  // build/tools/evledger -> the source tree's tools/nginx/.
+  const fs::path source = fs::path(self_path()).parent_path().parent_path().parent_path();
+  const fs::path conf = source / "tools" / "nginx" / "evledger-locations.conf";
+  return fs::exists(conf) ? conf.string() : "";
+}
+
+// The pages: each page type under wrk -t1 -c32, the latency of a run page and of a page of a
+// group of 260 runs one request at a time, and the run page through nginx's cache.
+Result<nlohmann::ordered_json> page_figures(const std::string& scratch, int wrk_seconds,
+                                            const std::function<void(const char*)>& note) {
+  constexpr uint64_t kGroupRuns = 260;
+  note("a catalog of 2,000 runs and a comparison group of 260, imported with projections");
+  const std::string dir = scratch + "/pages";
+  const Bytes seed(32, 5);
+  EVL_RETURN_IF_ERROR(fresh_ledger(dir, seed));
+  auto importer = SecretKey::from_seed("bench/importer", seed);
+  if (!importer) return importer.error();
+  const std::string key = scratch + "/pages-importer.key", catalog = scratch + "/pages.jsonl";
+  EVL_RETURN_IF_ERROR(importer->save(key));
+  const std::string text = pages_catalog(2000, kGroupRuns);
+  EVL_RETURN_IF_ERROR(write_output(catalog, text));
+  const auto documents = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  auto imported = timed_import({"--ledger", dir}, key, catalog, documents, scratch);
+  if (!imported) return imported.error();
+  Child server;
+  auto url = start_server(server, dir, dir + ".out", true);
+  if (!url) return url.error();
+  auto http = HttpClient::open(*url);
+  if (!http) return http.error();
+  auto get_json = [&](const std::string& target) -> Result<Json> {
+    auto r = (*http)->get(target);
+    if (!r || r->status != 200) return io_error("GET " + target + " failed");
+    return parse_json(r->body);
+  };
+  auto groups = get_json("api/v1/groups?limit=1000");
+  if (!groups) return groups.error();
+  std::string group, run, leader, index, benchmark;
+  for (const Json& g : groups->find("items")->as_array()) {
+    if (json_path(g, "members")->as_number() >= kGroupRuns) group = cli::text_of(g.find("group")).substr(7);
+  }
+  if (group.empty()) return io_error("the pages' catalog has no group of " + std::to_string(kGroupRuns) + " runs");
+  auto members = get_json("api/v1/runs?group=" + group + "&limit=2");
+  if (!members) return members.error();
+  const auto& items = members->find("items")->as_array();
+  const Json& second = items.at(1);
+  run = cli::text_of(second.find("run")).substr(7);
+  leader = cli::text_of(items.at(0).find("run")).substr(7);
+  index = cli::text_of(second.find("index"));
+  benchmark = cli::text_of(second.find("benchmark"));
+  const std::vector<std::pair<std::string, std::string>> pages = {
+      {"home", ""}, {"run", "runs/" + run}, {"group of 260", "groups/" + group},
+      {"compare", "compare?run=" + leader + "&run=" + run}, {"event", "events/" + index},
+      {"benchmarks", "benchmarks"}, {"benchmark", "benchmarks/" + benchmark},
+      {"records", "records"}, {"feed", "records/feed.xml"}, {"keys", "keys"},
+      {"search", "search?q=" + benchmark.substr(0, 8)}};
+  nlohmann::ordered_json out;
+  out["runs"] = 2000 + kGroupRuns - 1;
+  note("each page type, wrk -t1 -c32");
+  nlohmann::ordered_json per_type = nlohmann::ordered_json::array();
+  for (const auto& [name, target] : pages) {
+    auto f = run_wrk(*url + target, wrk_seconds);
+    if (!f) return f.error();
+    per_type.push_back({{"page", name}, {"path", "/" + target},
+                        {"perSecond", std::round(f->requests_per_second)}, {"p99Ms", f->p99_ms}});
+  }
+  out["pages"] = per_type;
+  note("the run page and the 260-run group page, one request at a time, and their JSON");
+  // Each page next to the API's answer of the same reads (the run's view; the group's runs),
+  // measured alternately, so that the ratio is the page's own rendering.
+  const std::pair<std::string, std::string> api_of[] = {
+      {pages[1].second, "api/v1/runs/" + run}, {pages[2].second, "api/v1/runs?group=" + group + "&limit=1000"}};
+  for (size_t i = 0; i < 2; ++i) {
+    std::vector<double> page_p50, page_p95, api_p50;
+    for (int round = 0; round < 3; ++round) {
+      auto page = sequential_latency(*url, api_of[i].first, 100);
+      if (!page) return page.error();
+      auto json = sequential_latency(*url, api_of[i].second, 100);
+      if (!json) return json.error();
+      page_p50.push_back(page->first);
+      page_p95.push_back(page->second);
+      api_p50.push_back(json->first);
+    }
+    out["latency"].push_back({{"page", pages[i + 1].first},
+                              {"p50Ms", median(page_p50)},
+                              {"p95Ms", median(page_p95)},
+                              {"apiP50Ms", median(api_p50)},
+                              {"ratioToApi", median(page_p50) / median(api_p50)},
+                              {"target", "p95Ms < 20"}});
+  }
+  const std::string locations = nginx_locations_conf();
+  if (locations.empty()) {
+    out["throughNginx"] = "skipped: tools/nginx/evledger-locations.conf is not next to this binary";
+    return out;
+  }
+  note("the run page through nginx's cache, wrk -t1 -c32");
+  Child nginx;
+  const int port = free_port();
+  const std::string upstream = url->substr(7, url->size() - 8);  // "http://H:P/" -> "H:P"
+  EVL_RETURN_IF_ERROR(write_nginx_proxy_conf(scratch + "/nginx-pages", locations, upstream, port));
+  EVL_RETURN_IF_ERROR(nginx.start("nginx", {"-e", scratch + "/nginx-pages/error.log", "-p",
+                                            scratch + "/nginx-pages", "-c",
+                                            scratch + "/nginx-pages/nginx.conf"},
+                                  scratch + "/nginx-pages.out"));
+  const std::string nginx_url = "http://127.0.0.1:" + std::to_string(port) + "/";
+  for (int i = 0; i < 300 && !http_get(nginx_url + "checkpoint"); ++i) usleep(10000);
+  auto cached = run_wrk(nginx_url + pages[1].second, wrk_seconds);
+  if (!cached) return cached.error();
+  const double direct = per_type[1]["perSecond"].get<double>();
+  out["throughNginx"] = {{"page", "run"}, {"perSecond", std::round(cached->requests_per_second)},
+                         {"p99Ms", cached->p99_ms},
+                         {"ratioToDirect", cached->requests_per_second / direct}};
+  return out;
+}
+
+void print_pages(const nlohmann::ordered_json& p) {
+  std::printf("pages of a catalog of %llu runs, wrk -t1 -c32 each:\n",
+              static_cast<unsigned long long>(p["runs"].get<uint64_t>()));
+  for (const auto& r : p["pages"]) {
+    std::printf("  %-13s %8.0f /s, p99 %.2f ms\n", r["page"].get<std::string>().c_str(),
+                r["perSecond"].get<double>(), r["p99Ms"].get<double>());
+  }
+  for (const auto& r : p["latency"]) {
+    std::printf("  %-13s one at a time: p50 %.2f ms, p95 %.2f ms (target < 20 ms); %.2f x the "
+                "API's JSON of the same reads (p50 %.2f ms)\n",
+                r["page"].get<std::string>().c_str(), r["p50Ms"].get<double>(),
+                r["p95Ms"].get<double>(), r["ratioToApi"].get<double>(),
+                r["apiP50Ms"].get<double>());
+  }
+  if (p["throughNginx"].is_object()) {
+    std::printf("  run page through nginx's cache %8.0f /s = %.2f x evledger serve directly\n",
+                p["throughNginx"]["perSecond"].get<double>(),
+                p["throughNginx"]["ratioToDirect"].get<double>());
+  } else {
+    std::printf("  through nginx: %s\n", p["throughNginx"].get<std::string>().c_str());
+  }
+}
+
 }  // namespace
+
+int bench_pages(const Args& args) {
+  const bool json = args.has("json");
+  const Scratch scratch(scratch_dir(args, "pages"));
+  auto figures = page_figures(scratch.dir, 4, [&](const char* what) {
+    if (!json) std::fprintf(stderr, "bench: %s...\n", what);
+  });
+  if (!figures) return fail(figures.error());
+  if (json) {
+    nlohmann::ordered_json out;
+    out["pages"] = *figures;
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    print_pages(*figures);
+  }
+  return kExitOk;
+}
 
 int bench_publish(const Args& args) {
   auto runs = args.get_u64("entries", 10000, kBenchEntries);
@@ -534,6 +765,8 @@ int bench_serve(const Args& args) {
   }
   auto publish = publish_rounds(scratch, 10000, 3, note);
   if (!publish) return fail(publish.error());
+  auto pages = page_figures(scratch, kWrkSeconds, note);
+  if (!pages) return fail(pages.error());
   const double verify_after = ed25519_verify_rate(cores, kEntryBytes, 1.5);
   const double verify_all = (verify_before + verify_after) / 2;
 
@@ -545,6 +778,7 @@ int bench_serve(const Args& args) {
   out["staticReads"] = static_reads;
   out["appends"] = posts;
   out["publish"] = publish_json(*publish);
+  out["pages"] = *pages;
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
@@ -577,6 +811,7 @@ int bench_serve(const Args& args) {
                 p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
   }
   print_publish(out["publish"]);
+  print_pages(out["pages"]);
   return kExitOk;
 }
 

@@ -25,6 +25,7 @@ int bench_rebuild(const Args& args);
 int bench_serve(const Args& args);
 int bench_witness(const Args& args);
 int bench_publish(const Args& args);
+int bench_pages(const Args& args);
 }  // namespace bench
 
 namespace {
@@ -43,6 +44,7 @@ constexpr const char* kUsage =
     "       evledger bench witness [--json] [--requests N] [--logs K] [--publish-entries N]\n"
     "                              [--dir DIR]\n"
     "       evledger bench publish [--json] [--entries RUNS] [--rounds N] [--dir DIR]\n"
+    "       evledger bench pages [--json] [--dir DIR]\n"
     "\n"
     "Every figure is reported next to this machine's limits measured in the same run, as a\n"
     "ratio: shared machines are noisy, ratios much less so.\n"
@@ -75,11 +77,16 @@ constexpr const char* kUsage =
     "        server's memory after 10^4 and 10^6 requests and its descriptors before and after;\n"
     "        POST /add-event of N signed 2 KiB entries (default 50,000) from 64 clients, 1 and\n"
     "        100 per request, against the local sustained append measured in the same run.\n"
-    "        Needs wrk and nginx (tools/scripts/install-deps.sh installs them). Then publish.\n"
+    "        Needs wrk and nginx (tools/scripts/install-deps.sh installs them). Then publish\n"
+    "        and pages.\n"
     "publish  a publisher's import --to of a generated catalog of RUNS runs (default 10,000:\n"
     "        about 20,500 manifests) into evledger serve on loopback, against the same import\n"
     "        into a local ledger, both with projections, N rounds of each (default 3),\n"
     "        alternating; the ratio of the medians (target >= 0.7).\n"
+    "pages   the pages of evledger serve over a catalog of 2,000 runs and a comparison group of\n"
+    "        260: requests/s of each page type (wrk -t1 -c32), the run page's and the group\n"
+    "        page's p50 and p95 one request at a time (target p95 < 20 ms), and the run page\n"
+    "        through nginx's cache (tools/nginx/evledger-locations.conf) against it directly.\n"
     "witness  evledger's witness (POST /add-checkpoint over loopback HTTP, each answered\n"
     "        after its compare-and-store is durable) driven by foreign logs: one log alone\n"
     "        (one fsync per request), then K logs at once (default 64, sharing group commits),\n"
@@ -278,6 +285,7 @@ int run(const Args& args) {
   if (which == "serve") return bench_serve(args);
   if (which == "witness") return bench_witness(args);
   if (which == "publish") return bench_publish(args);
+  if (which == "pages") return bench_pages(args);
   return fail(usage_error("unknown bench '" + which + "'; see --help"));
 }
 

@@ -1,5 +1,6 @@
 #include "tools/server/html.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "tools/render.h"
@@ -45,10 +46,16 @@ bool is_path_char(char c) {
 }  // namespace
 
 std::string escape(std::string_view text) {
-  const std::string visible = cli::visible_lines(text);
+  // Printable ASCII and line breaks are shown as they are: only other text needs the pass that
+  // makes control characters and bad UTF-8 visible (most of a page is digests and numbers).
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 0x20 && c < 0x7f) || c == '\n';
+  });
+  const std::string visible = plain ? std::string() : cli::visible_lines(text);
+  const std::string_view shown = plain ? text : std::string_view(visible);
   std::string out;
-  out.reserve(visible.size() + 16);
-  for (char c : visible) {
+  out.reserve(shown.size() + 16);
+  for (char c : shown) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

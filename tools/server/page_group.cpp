@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,7 @@ std::string fixed(double v, int digits) {
 struct Point {
   double t, v;
   const Json* run;
+  std::string digest;  // its run digest's text, read once
 };
 
 // The chart: every run with a primary value over its observation time, and the staircase of
@@ -58,7 +60,7 @@ void chart(Writer& w, const std::vector<Json>& runs, const std::vector<Json>& hi
   for (const Json& r : runs) {
     auto t = epoch_ms(member(r, "observedAt"));
     auto v = number(r, "primary.value");
-    if (t && v) points.push_back({*t, *v, &r});
+    if (t && v) points.push_back({*t, *v, &r, member(r, "run")});
   }
   if (points.empty()) return;
   double t0 = points[0].t, t1 = t0, v0 = points[0].v, v1 = v0;
@@ -84,13 +86,14 @@ void chart(Writer& w, const std::vector<Json>& runs, const std::vector<Json>& hi
   w.element("text", member(*points.front().run, "observedAt").substr(0, 10),
             {{"x", fixed(kLeft, 0)}, {"y", fixed(kH - 8, 0)}, {"class", "label"}});
   // The staircase: each leader from its observation on, until the next.
+  std::map<std::string_view, const Point*> by_run;
+  for (const Point& p : points) by_run.emplace(p.digest, &p);
   std::string stairs;
   std::optional<double> last_v;
   for (const Json& change : history) {
-    const std::string leader = member(change, "run");
-    auto found = std::find_if(points.begin(), points.end(),
-                              [&](const Point& p) { return member(*p.run, "run") == leader; });
-    if (found == points.end()) continue;
+    auto it = by_run.find(member(change, "run"));
+    if (it == by_run.end()) continue;
+    const Point* found = it->second;
     if (last_v) stairs += fixed(x(found->t), 1) + "," + fixed(y(*last_v), 1) + " ";
     stairs += fixed(x(found->t), 1) + "," + fixed(y(found->v), 1) + " ";
     last_v = found->v;
