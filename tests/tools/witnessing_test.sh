@@ -83,6 +83,8 @@ contains "$T/post.json" '"index":3' "the 504 lists the stored entry"
 contains "$T/post.json" "waiting for w1" "the 504 names the witnesses it waits for"
 expect 1 "status --policy before the first quorum" -- "$E" status --url "$U" --policy "$T/policy"
 contains "$T/out" "published     none" "status says nothing is published yet"
+curl -sf "$U" > "$T/home.html" && ok || bad "the home page before the first quorum"
+contains "$T/home.html" "no checkpoint has its quorum of cosignatures yet" "the home page says nothing is witnessed yet"
 [ "$(post "$U" 4 '?wait=forever')" = 400 ] && ok || bad "an unknown wait is 400"
 [ "$(post "$U" 4)" = 200 ] && ok || bad "and appended nothing: the entry goes in after it"
 contains "$T/post.json" '"index":4' "at the next index"
@@ -93,6 +95,9 @@ wait_for 15 size_at_least "$U" 4 && ok || bad "publication starts once the witne
 wait_for 10 bash -c "curl -sf '${U}checkpoint' | grep -c '^— w[123].witnessing.invalid ' | grep -qx 3" &&
   ok || bad "the published checkpoint gathers all three cosignatures"
 curl -sf "${U}checkpoint" > "$T/served.cp"
+curl -sf "$U" > "$T/home.html" && ok || bad "the home page under --policy"
+contains "$T/home.html" "size 5, cosigned by 3 of 3 witnesses: w1, w2, w3" "the home page names the cosigners"
+contains "$T/home.html" "— w2.witnessing.invalid" "the home page shows the cosigned note"
 expect 0 "status --url --policy" -- "$E" status --url "$U" --policy "$T/policy" --json
 python3 - "$T/out" <<'EOF' && ok || bad "status --json: size, published checkpoint, age, a valid cosignature per witness"
 import json, sys
