@@ -1,6 +1,7 @@
-// The event page, /events/<index or id>: one log entry decoded, its signers as the key state
-// says them at its position, its inclusion proof in the newest checkpoint, and the runs it
-// changed (projections/query_site.h).
+// The event page, /events/<index or id>: one log entry decoded, its signers (their names and
+// roles as the key state at the head has them, and whether each was active, revoked or void at
+// the entry's position), its inclusion proof in the newest checkpoint, and the runs it changed
+// (projections/query_site.h).
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +41,7 @@ std::string standing_at(const KeyPolicy& keys, const PublicKey& key, uint64_t in
 
 void signers(Writer& w, const cli::StoredEvent& event, const KeyPolicy& keys, uint64_t index) {
   w.open("table", {{"class", "ranking"}}).open("thead").open("tr");
-  for (const char* h : {"Signer", "Roles", "At this position", "Public key"}) {
+  for (const char* h : {"Signer", "Roles (at the head)", "At this position", "Public key"}) {
     w.element("th", h, {{"scope", "col"}});
   }
   w.close().close().open("tbody");
