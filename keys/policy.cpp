@@ -341,6 +341,23 @@ bool KeyPolicy::voids_anything() const {
   return false;
 }
 
+std::vector<Role> KeyPolicy::roles_at(const PublicKey& key, uint64_t index) const {
+  std::vector<Role> roles;
+  for (const auto& event : key_events_) {
+    if (event.index > index) break;  // in log order
+    if (const auto* g = std::get_if<Genesis>(&event.body.payload)) {
+      for (const auto& admin : g->admins) {
+        if (admin.public_key == key) merge_sorted(roles, std::vector<Role>{Role::kAdmin});
+      }
+    } else if (const auto* grant = std::get_if<KeyGrant>(&event.body.payload)) {
+      if (grant->key.public_key == key && !void_cause(event.body.author, event.index)) {
+        merge_sorted(roles, grant->roles);
+      }
+    }
+  }
+  return roles;
+}
+
 std::optional<std::string> KeyPolicy::void_cause(const PublicKey& author, uint64_t index) const {
   if (index == 0) return std::nullopt;
   const KeyRecord* rec = find(author);

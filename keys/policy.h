@@ -70,6 +70,11 @@ class KeyPolicy {
   // revokes leave the state unchanged.
   void apply(uint64_t index, const EventBody& body);
 
+  // The roles `key` held at log position `index`: those of the genesis (an admin's) and of its
+  // grants at or before `index` that stand (a grant whose signer is void there counts for
+  // nothing), sorted; empty before its first grant. find() gives the roles at the head.
+  std::vector<Role> roles_at(const PublicKey& key, uint64_t index) const;
+
   // Why the event at `index` by `author` is void, or nullopt when it stands.
   std::optional<std::string> void_cause(const PublicKey& author, uint64_t index) const;
 

@@ -278,6 +278,14 @@ TEST_CASE("policy keeps key names unique and lets a grant add roles under the sa
   CHECK(rec->scope == std::vector<std::string>{"gpumode", "kernelbot", "sol-execbench"});
   CHECK(rec->granted_at == 1);
   f.log.append(test::observation_body(c.importer, "kernelbot"));
+  // The roles at each position: the second grant's only from its own index on.
+  const uint64_t second = f.log.size - 2;
+  CHECK(f.log.policy.roles_at(c.importer.public_key(), 0).empty());
+  CHECK(f.log.policy.roles_at(c.importer.public_key(), 1) == std::vector<Role>{Role::kImporter});
+  CHECK(f.log.policy.roles_at(c.importer.public_key(), second - 1) ==
+        std::vector<Role>{Role::kImporter});
+  CHECK(f.log.policy.roles_at(c.importer.public_key(), second) == rec->roles);
+  CHECK(f.log.policy.roles_at(c.admin.public_key(), 0) == std::vector<Role>{Role::kAdmin});
 }
 
 TEST_CASE("policy never grants the log key a role", "[keys][policy]") {

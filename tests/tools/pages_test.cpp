@@ -280,6 +280,7 @@ TEST_CASE("an event page decodes the entry, names its signers and proves it", "[
   // A key event touches no run; the genesis has no entry before it.
   const std::string genesis = body_of(c.get("/events/0"));
   CHECK(has(genesis, "None: this event changed no run"));
+  CHECK(has(genesis, "<td>admin</td><td>active at entry 0</td>"));
   CHECK(has(genesis, "rel=\"next\""));
   CHECK_FALSE(has(genesis, "rel=\"prev\""));
 }

@@ -1,6 +1,6 @@
-// The event page, /events/<index or id>: one log entry decoded, its signers (their names and
-// roles as the key state at the head has them, and whether each was active, revoked or void at
-// the entry's position), its inclusion proof in the newest checkpoint, and the runs it changed
+// The event page, /events/<index or id>: one log entry decoded, its signers (their names, the
+// roles they held at the entry's position and whether they were active, revoked or void
+// there), its inclusion proof in the newest checkpoint, and the runs it changed
 // (projections/query_site.h).
 #include <optional>
 #include <string>
@@ -22,9 +22,9 @@ namespace {
 using html::Href;
 using html::Writer;
 
-std::string roles_text(const KeyRecord& key) {
+std::string roles_text(const std::vector<Role>& roles) {
   std::string out;
-  for (Role r : key.roles) out += std::string(out.empty() ? "" : ", ") + role_name(r);
+  for (Role r : roles) out += std::string(out.empty() ? "" : ", ") + role_name(r);
   return out.empty() ? "-" : out;
 }
 
@@ -41,16 +41,15 @@ std::string standing_at(const KeyPolicy& keys, const PublicKey& key, uint64_t in
 
 void signers(Writer& w, const cli::StoredEvent& event, const KeyPolicy& keys, uint64_t index) {
   w.open("table", {{"class", "ranking"}}).open("thead").open("tr");
-  for (const char* h : {"Signer", "Roles (at the head)", "At this position", "Public key"}) {
+  for (const char* h : {"Signer", "Roles here", "Standing here", "Public key"}) {
     w.element("th", h, {{"scope", "col"}});
   }
   w.close().close().open("tbody");
   for (const auto& s : event.entry.signatures) {
-    const KeyRecord* record = keys.find(s.public_key);
     w.open("tr");
     w.element("td", keys.describe(s.public_key) +
                         (s.public_key == event.body.author ? " (author)" : ""));
-    w.element("td", record ? roles_text(*record) : std::string("-"));
+    w.element("td", roles_text(keys.roles_at(s.public_key, index)));
     w.element("td", standing_at(keys, s.public_key, index));
     w.open("td").element("code", hex_encode(s.public_key)).close();
     w.close();
