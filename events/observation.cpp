@@ -66,4 +66,14 @@ Status check_manifest_texts(const EventBody& body) {
   return Status::ok();
 }
 
+Status check_log_entry(ByteView entry, CheckedEntry& checked, std::string& subject) {
+  auto decoded = check_entry(entry);
+  if (!decoded) return decoded.error();
+  checked = std::move(*decoded);
+  auto named = scope_subject(checked.body);
+  if (!named) return named.error();
+  subject = std::move(*named);
+  return check_manifest_texts(checked.body);
+}
+
 }  // namespace evl

@@ -25,4 +25,10 @@ const ManifestText* registered_manifest(const EventBody& body);
 // kRejected names the event part and says how to canonicalize.
 Status check_manifest_texts(const EventBody& body);
 
+// Every check of a log entry that needs no ledger state, as the audit, the ledger's append and
+// a mirror's pull all run it: check_entry, the scope subject, the manifests' canonical form.
+// Key policy at the entry's index (KeyPolicy::check with `subject`) is the caller's. Fills
+// `checked` (its id as soon as the entry decoded, also when a later check fails) and `subject`.
+Status check_log_entry(ByteView entry, CheckedEntry& checked, std::string& subject);
+
 }  // namespace evl

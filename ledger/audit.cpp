@@ -363,18 +363,13 @@ void Auditor::check_chunk(CheckedChunk& chunk) {
   // Everything that needs no replayed state runs here, on all cores: the entry's own checks,
   // its id record, its leaf hash.
   pool_.parallel_for(chunk.size(), [&](size_t i) {
-    chunk.entries[i] = check_entry(chunk.entry(i));
-    if (!chunk.entries[i]) return;
-    auto subject = scope_subject(chunk.entries[i]->body);
-    if (!subject) {
-      chunk.entries[i] = subject.error();
+    CheckedEntry checked;
+    Status s = check_log_entry(chunk.entry(i), checked, chunk.subjects[i]);
+    if (!s) {
+      chunk.entries[i] = s;
       return;
     }
-    chunk.subjects[i] = std::move(*subject);
-    if (Status texts = check_manifest_texts(chunk.entries[i]->body); !texts) {
-      chunk.entries[i] = texts;
-      return;
-    }
+    chunk.entries[i] = std::move(checked);
     chunk.leaves[i] = leaf_hash(chunk.entry(i));
   });
 }

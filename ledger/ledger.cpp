@@ -129,9 +129,11 @@ Status LedgerImpl::open(bool create) {
   EVL_RETURN_IF_ERROR(check_format(create));
   EVL_RETURN_IF_ERROR(load_state());
   if (!read_only_) {
-    EVL_RETURN_IF_ERROR(load_log_key());
+    EVL_RETURN_IF_ERROR(check_mirror_record());
+    if (!mirror_of_) EVL_RETURN_IF_ERROR(load_log_key());
     if (maintain_tree_) EVL_RETURN_IF_ERROR(catch_up_tree());
     if (hook_) EVL_RETURN_IF_ERROR(catch_up_state());
+    if (mirror_of_) return Status::ok();  // no writer thread: append_upstream writes
     auto writer = start_thread([this] { writer_loop(); }, "the ledger's writer thread");
     if (!writer) return writer.error();
     writer_ = std::move(*writer);
@@ -335,6 +337,11 @@ Status LedgerImpl::catch_up_tree() {
     return corrupt("the tree holds " + std::to_string(*tree_size) + " entries but the log only " +
                    std::to_string(size()) + "; run evledger verify");
   }
+  if (mirror_of_) {
+    return corrupt("the mirror " + dir_ + " holds " + std::to_string(size()) +
+                   " entries but a tree of " + std::to_string(*tree_size) + "; a mirror stores "
+                   "both in one transaction: run 'evledger verify --ledger " + dir_ + "'");
+  }
   // A ledger written before the tree existed, or damaged: add the missing records.
   int rc = 0;
   for (uint64_t n = *tree_size; n < size(); ++n) {
@@ -382,6 +389,7 @@ Status LedgerImpl::store_statement(lmdb::Txn& txn, const KeyPolicy& keys, uint64
     if (!checkpoint && checkpoint.error().code() == Code::kNotFound) return Status::ok();
     if (!checkpoint) return checkpoint.error();
   }
+  if (mirror_of_) return store_upstream_statement(txn, size, *text, rc);
   const std::string what = "the statement about the state of " + std::to_string(size) + " entries";
   if (mode == StatementMode::kSameOrAdd) {
     auto existing = txn.get(statements_, u64_be(size));
@@ -448,34 +456,16 @@ Status LedgerImpl::store_checkpoint(lmdb::Txn& txn, const std::string& origin, u
 
 void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
   out.bytes = &bytes;
-  auto checked = check_entry(bytes);
-  if (!checked) {
-    out.status = checked.error();
-    return;
-  }
-  auto subject = scope_subject(checked->body);
-  if (!subject) {
-    out.status = subject.error();
-    out.checked.id = checked->id;
-    return;
-  }
-  if (Status texts = check_manifest_texts(checked->body); !texts) {
-    out.status = texts;
-    out.checked.id = checked->id;
-    return;
-  }
+  out.status = check_log_entry(bytes, out.checked, out.subject);
+  if (!out.status) return;
+  // The log's admission rule for new entries (a mirror's upstream entries never come here).
   const int64_t clock_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch()).count();
-  if (Status claimed = check_claimed_time(checked->body.claimed_time_ms, clock_ms); !claimed) {
-    out.status = claimed;
-    out.checked.id = checked->id;
-    return;
-  }
-  if (const ManifestText* m = registered_manifest(checked->body)) {
+  out.status = check_claimed_time(out.checked.body.claimed_time_ms, clock_ms);
+  if (!out.status) return;
+  if (const ManifestText* m = registered_manifest(out.checked.body)) {
     out.manifest = sha256(as_bytes(m->canonical));
   }
-  out.checked = std::move(checked.value());
-  out.subject = std::move(subject.value());
   if (maintain_tree_) out.leaf = leaf_hash(bytes);
   if (hook_) {
     out.hooked = hook_->prepare(out.checked.body, out.manifest ? &*out.manifest : nullptr);
@@ -484,11 +474,13 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
 
 std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
                                               const std::function<void()>& queued) {
-  if (read_only_) {
+  if (read_only_ || mirror_of_) {
+    const Status why = usage_error(
+        read_only_ ? "ledger " + dir_ + " is open read-only"
+                   : "ledger " + dir_ + " is a mirror of " + mirror_of_->name + ": it holds only "
+                     "what its upstream signed (evledger mirror), never an entry of its own");
     std::vector<AppendOutcome> outcomes;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      outcomes.push_back({usage_error("ledger " + dir_ + " is open read-only"), 0, false, {}});
-    }
+    for (size_t i = 0; i < batch.size(); ++i) outcomes.push_back({why, 0, false, {}});
     if (queued) queued();
     return outcomes;
   }
@@ -652,9 +644,10 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::span<GroupRange> group,
       const KeyPolicy& policy = changed ? *changed : policy_;
       Status allowed = policy.check(next, item.checked.body, item.subject);
       if (allowed && item.checked.body.kind() == EventKind::kGenesis &&
-          std::get<Genesis>(item.checked.body.payload).log_key != log_key_->public_key()) {
+          !is_log_key(std::get<Genesis>(item.checked.body.payload))) {
         allowed = rejected("the genesis names another log key than the one this ledger was "
-                           "opened with (" + log_key_->name() + ")");
+                           "opened with (" +
+                           (mirror_of_ ? mirror_of_->to_string() : log_key_->name()) + ")");
       }
       if (!allowed) {
         // Rejected: take back the claims, so that nothing of the entry stays.

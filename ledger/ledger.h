@@ -63,6 +63,29 @@ struct OpenOptions {
   // (so an observer sees a checkpoint before any receipt that cites it goes out). It must not
   // block or call append(): the next commit waits for it.
   std::function<void(const CommitInfo&)> on_commit;
+  // Mirror mode: the ledger holds a copy of the log of this verifier key (the upstream's log
+  // key, pinned). It has no log key and signs nothing: append() is refused, entries arrive
+  // through append_upstream() with the upstream's own signed checkpoints and statements. A
+  // ledger created as a mirror records the key ("meta" database) and opens only as its mirror:
+  // a writer that names no log key opens it as one (a rebuild refolds its projections and
+  // compares them with the upstream's statements), one that names a log key is refused.
+  std::optional<VerifierKey> mirror_of;
+};
+
+// A run of the upstream's entries for a mirror (Ledger::append_upstream), at the same indices.
+struct UpstreamBatch {
+  uint64_t first = 0;              // index of entries[0]: the mirror's size
+  std::span<const Bytes> entries;  // at least one
+  // The upstream's signed checkpoint (its note, verbatim) of a size of at least first +
+  // entries.size(), which the batch leads towards.
+  std::string checkpoint;
+  // When the batch ends short of the checkpoint's size: the consistency path from the batch's
+  // end to it (prove_prefix_path over the upstream's tree). Empty when it ends at it.
+  std::vector<Hash> path;
+  // When the batch ends at the checkpoint's size: the upstream's signed statement about its
+  // projections at that size (verbatim), if it publishes one; checked against the mirror's own
+  // fold and stored.
+  std::optional<std::string> statement;
 };
 
 struct AppendOutcome {
@@ -105,6 +128,21 @@ class Ledger {
   // sticky write error; LMDB itself refuses a write transaction after some failed commits).
   [[nodiscard]] virtual std::vector<AppendOutcome> append(
       std::span<const Bytes> batch, const std::function<void()>& queued = nullptr) = 0;
+
+  // Mirror mode only (OpenOptions::mirror_of). Checks and stores `batch` in one transaction,
+  // or nothing of it: every entry as the audit checks it (check_log_entry, key policy at its
+  // index, an event or manifest repeated from an earlier index is refused); the checkpoint's
+  // signature by the mirrored key; the tree recomputed, whose root at the batch's end must be
+  // the checkpoint's root (ending at its size) or lead to it along `path`; a statement's
+  // signature and its text against the mirror's own projections. The checkpoint is stored
+  // with the last batch that reaches its size (and, until then, kept as the mirror's target,
+  // mirror_target()). Errors: kUsage (not a mirror, `first` is not the size), kRejected (an
+  // entry, the checkpoint, a path or a statement fails; the message names which and why),
+  // kCorrupt/kIo from storage. Not concurrent with itself.
+  [[nodiscard]] virtual Status append_upstream(const UpstreamBatch& batch) = 0;
+  // The upstream checkpoint (note) that the entries past the newest stored checkpoint were
+  // proved against, while a pull towards it is unfinished; kNotFound otherwise.
+  [[nodiscard]] virtual Result<std::string> mirror_target() const = 0;
 
   // Number of entries (the next index). A read-only Ledger counts what it found at open, and
   // then what it saw when policy() last followed the process that writes it; readers that

@@ -149,15 +149,11 @@ std::string sizes_text(uint64_t size1, uint64_t size2) {
          std::to_string(size2);
 }
 
-// RFC 9162 §2.1.4.2 steps 2 to 7, step by step, for 0 < size1 < size2.
-Status run_consistency_proof(const std::string& what, uint64_t size1, uint64_t size2,
-                             std::span<const Hash> proof, const Hash& root1, const Hash& root2) {
-  // A power-of-two old tree is one complete subtree whose root the verifier already holds, so
-  // the proof omits it.
-  std::vector<Hash> path;
-  path.reserve(proof.size() + 1);
-  if (std::has_single_bit(size1)) path.push_back(root1);
-  path.insert(path.end(), proof.begin(), proof.end());
+// RFC 9162 §2.1.4.2 steps 3 to 6 over `path` (the proof with, for a power-of-two old size, the
+// old subtree's hash in front, as step 2 puts it), for 0 < size1 < size2: the old and the new
+// root the path leads to.
+Result<std::pair<Hash, Hash>> run_consistency_path(const std::string& what, uint64_t size1,
+                                                   uint64_t size2, std::span<const Hash> path) {
   if (path.empty()) return rejected(what + ": the proof is empty");
   uint64_t fn = size1 - 1;
   uint64_t sn = size2 - 1;
@@ -184,6 +180,21 @@ Status run_consistency_proof(const std::string& what, uint64_t size1, uint64_t s
     sn >>= 1;
   }
   if (sn != 0) return rejected(what + ": the proof is shorter than the path to the root");
+  return std::pair{fr, sr};
+}
+
+// RFC 9162 §2.1.4.2 steps 2 to 7 for 0 < size1 < size2.
+Status run_consistency_proof(const std::string& what, uint64_t size1, uint64_t size2,
+                             std::span<const Hash> proof, const Hash& root1, const Hash& root2) {
+  // A power-of-two old tree is one complete subtree whose root the verifier already holds, so
+  // the proof omits it.
+  std::vector<Hash> path;
+  path.reserve(proof.size() + 1);
+  if (std::has_single_bit(size1)) path.push_back(root1);
+  path.insert(path.end(), proof.begin(), proof.end());
+  auto roots = run_consistency_path(what, size1, size2, path);
+  if (!roots) return roots.error();
+  const auto& [fr, sr] = *roots;
   if (fr != root1) {
     return rejected(what + ": the proof leads to old root " + hash_text(fr) + ", expected " +
                     hash_text(root1));
@@ -390,6 +401,37 @@ Status verify_consistency(uint64_t size1, uint64_t size2, std::span<const Hash> 
                     std::to_string(proof.size()));
   }
   return run_consistency_proof(what, size1, size2, proof, root1, root2);
+}
+
+Result<Hash> prefix_root_from_path(uint64_t size1, uint64_t size2, std::span<const Hash> path,
+                                   const Hash& root2) {
+  std::string what = sizes_text(size1, size2);
+  if (size1 == 0 || size1 >= size2) {
+    return rejected(what + ": a path to a prefix needs 0 < old size < new size");
+  }
+  const uint64_t want = consistency_proof_size(size1, size2) + std::has_single_bit(size1);
+  if (path.size() != want) {
+    return rejected(what + ": expected " + std::to_string(want) + " hashes, found " +
+                    std::to_string(path.size()));
+  }
+  auto roots = run_consistency_path(what, size1, size2, path);
+  if (!roots) return roots.error();
+  if (roots->second != root2) {
+    return rejected(what + ": the path leads to root " + hash_text(roots->second) +
+                    ", not the new tree's " + hash_text(root2));
+  }
+  return roots->first;
+}
+
+Result<std::vector<Hash>> prove_prefix_path(uint64_t t, uint64_t n, const HashReader& reader) {
+  if (n == 0 || n >= t) return usage_error("a path to a prefix needs 0 < n < t");
+  auto proof = prove_tree(t, n, reader);
+  if (!proof) return proof.error();
+  if (!std::has_single_bit(n)) return proof;
+  auto prefix = tree_hash(n, reader);
+  if (!prefix) return prefix.error();
+  proof->insert(proof->begin(), *prefix);
+  return proof;
 }
 
 Status verify_inclusion(uint64_t index, uint64_t size, ByteView leaf,

@@ -96,6 +96,19 @@ Result<std::vector<Hash>> prove_tree(uint64_t t, uint64_t n, const HashReader& r
                                         std::span<const Hash> proof, const Hash& root1,
                                         const Hash& root2);
 
+// The root of the first `size1` entries as the tree of size `size2` with root `root2` holds
+// them, from its consistency path: RFC 9162's consistency proof from size1 to size2 with, when
+// size1 is a power of two, that prefix's hash in front (where §2.1.4.2 step 2 puts the old
+// root). Every hash of the path enters the new root, so a path that leads to `root2` fixes the
+// prefix's root; one that differs from a signed root of size1 proves that the two trees are
+// not consistent. kRejected unless 0 < size1 < size2, the path has its length and leads to
+// root2.
+Result<Hash> prefix_root_from_path(uint64_t size1, uint64_t size2, std::span<const Hash> path,
+                                   const Hash& root2);
+// The consistency path of the tree of size t for its prefix of n entries (0 < n < t), as
+// prefix_root_from_path takes it.
+Result<std::vector<Hash>> prove_prefix_path(uint64_t t, uint64_t n, const HashReader& reader);
+
 // The same for hashes received as bytes: any that is not 32 bytes is kRejected first.
 [[nodiscard]] Status verify_inclusion(uint64_t index, uint64_t size, ByteView leaf,
                                       std::span<const Bytes> proof, ByteView root);

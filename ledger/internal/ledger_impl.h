@@ -1,6 +1,6 @@
 // ledger/internal/ledger_impl.h — the LMDB implementation of Ledger, shared by ledger.cpp
-// (opening, the append pipeline, the writer, rebuilding state) and ledger_reads.cpp (reads).
-// Only those two files include it. Thread safety and lifetimes: as ledger/ledger.h says.
+// (opening, the append pipeline, the writer, rebuilding state), mirror_store.cpp (a mirror's
+// appends of upstream entries) and ledger_reads.cpp (reads). Only those files include it. Thread safety and lifetimes: as ledger/ledger.h says.
 #pragma once
 
 #include <lmdb.h>
@@ -67,7 +67,7 @@ class LedgerImpl final : public Ledger {
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
         log_key_(options.log_key), log_key_path_(options.log_key_path),
         maintain_tree_(options.maintain_tree), hook_(options.hook), on_commit_(options.on_commit),
-        notice_(options.notice),
+        notice_(options.notice), mirror_of_(options.mirror_of),
         pool_(options.verify_threads, PoolPriority::kBackground) {}
 
   ~LedgerImpl() override {
@@ -118,6 +118,8 @@ class LedgerImpl final : public Ledger {
   Status read_state(
       const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const override;
   Status rebuild_state() override;
+  Status append_upstream(const UpstreamBatch& batch) override;
+  Result<std::string> mirror_target() const override;
 
  private:
   Status open_env(bool create);
@@ -133,6 +135,21 @@ class LedgerImpl final : public Ledger {
   // Applies the key events at indices `from` and above that `txn` sees to policy_.
   Status apply_key_events(const lmdb::Txn& txn, uint64_t from) const;
   Status load_log_key();
+  // A writer's check of the "mirror_of" record: a mirror opens only as the mirror of the key it
+  // was created for (a writer naming no log key takes the recorded one), and a log only as a
+  // log (mirror_store.cpp). An empty ledger opened as a mirror becomes one: its key is recorded.
+  Status check_mirror_record();
+  // The key that must sign the genesis's log key and origin: the log key's, or the mirrored.
+  bool is_log_key(const Genesis& genesis) const;
+  // A mirror's part of store_statement: compares the state's `text` with the upstream's
+  // statement of `size` (the one given with the batch, upstream_statement_, and any stored) and
+  // stores the given one. Nothing to compare is no error: the upstream published none.
+  Status store_upstream_statement(lmdb::Txn& txn, uint64_t size, const std::string& text,
+                                  int& rc);
+  // append_upstream's transaction; kMapFull-style retries are the caller's (rc).
+  Status stage_upstream(lmdb::Txn& txn, const UpstreamBatch& batch, const Checkpoint& checkpoint,
+                        std::shared_ptr<Pending> pending, std::optional<KeyPolicy>& changed,
+                        tree_store::TreeEdge& edge, int& rc);
   Status catch_up_tree();
   // Rebuilds the hook's state when it does not cover the whole log, and adds the statement of
   // the newest checkpoint when it is missing (a ledger written before statements existed).
@@ -229,6 +246,8 @@ class LedgerImpl final : public Ledger {
   std::shared_ptr<AppendHook> hook_;
   std::function<void(const CommitInfo&)> on_commit_;
   std::function<void(const std::string&)> notice_;  // open() only
+  std::optional<VerifierKey> mirror_of_;  // mirror mode: the upstream's log key
+  const std::string* upstream_statement_ = nullptr;  // during append_upstream only
   bool probing_ = false;  // open() only: a writer's first, read-only look (probe_format)
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only
   tree_store::TreeEdge edge_;                  // writer thread (and open) only
