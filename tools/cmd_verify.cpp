@@ -4,7 +4,10 @@
 #include "events/file_read.h"
 #include "events/utf8.h"
 #include "keys/note.h"
+#include "keys/checkpoint.h"
 #include "ledger/audit.h"
+#include "ledger/split_view.h"
+#include "ledger/upstream.h"
 #include "ledger/thread_pool.h"
 #include "ledger/tiles.h"
 #include "tools/commands.h"
@@ -17,7 +20,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: evledger verify (--ledger DIR | --tiles DIR | --url URL) [--vkey VKEY]\n"
-    "                       [--from-checkpoint FILE] [--policy FILE] [--json] [--threads N]\n"
+    "                       [--from-checkpoint FILE [--evidence-dir DIR]] [--policy FILE]\n"
+    "                       [--json] [--threads N]\n"
+    "       evledger verify --evidence FILE --vkey VKEY [--json]\n"
     "\n"
     "The auditor, of a ledger directory, of a C2SP tlog-tiles export (evledger export-tiles),\n"
     "or of anything serving that layout over http (--url http://host/prefix/).\n"
@@ -36,10 +41,117 @@ constexpr const char* kUsage =
     "(a server's /checkpoint, a tile directory's checkpoint, a ledger's DIR/witnessing/\n"
     "checkpoint from serve --policy) carries the policy's quorum of valid cosignatures, and\n"
     "names the witnesses missing or invalid when it does not; a policy with one log line pins\n"
-    "that log's key as --vkey does.\n";
+    "that log's key as --vkey does.\n"
+    "--evidence-dir DIR: when the saved checkpoint is not consistent with the source's newest\n"
+    "(a split view), the evidence is written under DIR/evidence/ and named on stderr.\n"
+    "--evidence FILE checks split-view evidence (written by evledger mirror or by\n"
+    "--evidence-dir) offline: exit 0 when it proves that the log of VKEY signed two\n"
+    "checkpoints that are not consistent, 1 with the reason when it does not (a doctored or\n"
+    "incomplete file).\n";
+
+constexpr size_t kMaxEvidenceBytes = size_t{256} << 10;
+
+int verify_evidence(const Args& args) {
+  auto file = args.require("evidence");
+  if (!file) return fail(file.error());
+  auto vkey = args.require("vkey");
+  if (!vkey) return fail(usage_error("--evidence needs --vkey: the log's key is what the "
+                                     "evidence must be signed by"));
+  auto key = load_verifier_key(*vkey);
+  if (!key) return fail(key.error().with_context("--vkey"));
+  auto text = read_file(*file, ReadLimit{"split-view evidence", kMaxEvidenceBytes});
+  if (!text) return fail(text.error());
+  auto evidence = parse_split_view(*text);
+  Result<SplitViewFinding> finding =
+      evidence ? check_split_view(*evidence, *key) : Result<SplitViewFinding>(evidence.error());
+  if (!finding) {
+    if (args.has("json")) {
+      print_json_line(nlohmann::ordered_json{{"ok", false}, {"error", finding.error().message()}});
+    }
+    std::fprintf(stderr, "evledger: evidence REJECTED: %s: %s\n", file->c_str(),
+                 visible_lines(finding.error().message()).c_str());
+    return kExitRejected;
+  }
+  const SplitViewFinding& f = *finding;
+  if (args.has("json")) {
+    print_json_line(nlohmann::ordered_json{{"ok", true},
+                                           {"origin", f.older.origin},
+                                           {"olderSize", f.older.size},
+                                           {"olderRoot", base64_encode(f.older.root)},
+                                           {"newerSize", f.newer.size},
+                                           {"newerRoot", base64_encode(f.newer.root)},
+                                           {"newerRootAtOlderSize", base64_encode(f.older_in_newer)}});
+    return kExitOk;
+  }
+  std::printf("split view proven: %s signed a checkpoint of size %llu with root %s, and one of "
+              "size %llu whose tree holds root %s at size %llu; the log showed two histories\n",
+              visible_text(f.older.origin).c_str(), static_cast<unsigned long long>(f.older.size),
+              base64_encode(f.older.root).c_str(), static_cast<unsigned long long>(f.newer.size),
+              base64_encode(f.older_in_newer).c_str(),
+              static_cast<unsigned long long>(f.older.size));
+  return kExitOk;
+}
+
+// --from-checkpoint --evidence-dir, after a failed audit: the saved checkpoint against the
+// source's newest, over the source's tree. Says on stderr what it wrote.
+void record_split_view(const Args& args, const AuditOptions& options, AuditSource& source,
+                       const Ledger* ledger) {
+  std::string newest;
+  Status scanned = source.scan_checkpoints([&](std::string_view note) {
+    newest = note;
+    return Status::ok();
+  });
+  std::optional<VerifierKey> key = options.log_key;
+  if (!key && ledger) {
+    if (auto k = ledger->log_verifier()) key = *k;
+  }
+  if (!scanned || newest.empty() || !key) return;
+  auto saved = open_checkpoint(*options.saved_checkpoint, *key);
+  auto top = open_checkpoint(newest, *key);
+  if (!saved || !top || saved->size > top->size) return;  // no tree here to prove it with
+  Result<std::optional<SplitView>> compared = std::optional<SplitView>();
+  if (ledger) {
+    Status read = ledger->read_tree([&](const HashReader& tree, uint64_t) {
+      compared = compare_checkpoints(*options.saved_checkpoint, newest, *key, tree);
+      return Status::ok();
+    });
+    if (!read) compared = read;
+  } else {
+    const std::string where = *args.get(args.has("url") ? "url" : "tiles");
+    auto tree = tile_tree(where, top->size);
+    compared = tree ? compare_checkpoints(*options.saved_checkpoint, newest, *key, **tree)
+                    : Result<std::optional<SplitView>>(tree.error());
+  }
+  if (!compared) {
+    std::fprintf(stderr, "evledger: no split-view evidence: %s\n",
+                 visible_lines(compared.error().message()).c_str());
+    return;
+  }
+  if (!compared->has_value()) return;
+  auto path = write_split_view(*args.get("evidence-dir"), **compared);
+  if (!path) {
+    std::fprintf(stderr, "evledger: a split view was found, but %s\n",
+                 visible_lines(path.error().message()).c_str());
+    return;
+  }
+  std::fprintf(stderr, "evledger: split view: the saved checkpoint of size %llu is not "
+               "consistent with the source's of size %llu; evidence written to %s\n",
+               static_cast<unsigned long long>(saved->size),
+               static_cast<unsigned long long>(top->size), path->c_str());
+}
 
 int run(const Args& args) {
   if (!args.positional().empty()) return fail(usage_error("verify takes no arguments"));
+  if (args.has("evidence")) {
+    if (args.has("ledger") || args.has("tiles") || args.has("url")) {
+      return fail(usage_error("--evidence is checked offline: give no --ledger, --tiles, --url"));
+    }
+    return verify_evidence(args);
+  }
+  if (args.has("evidence-dir") && !args.has("from-checkpoint")) {
+    return fail(usage_error("--evidence-dir goes with --from-checkpoint (the evidence is about "
+                            "that checkpoint)"));
+  }
   auto threads = args.get_u64("threads", 0, {0, kMaxPoolThreads, "0: one per hardware thread"});
   if (!threads) return fail(threads.error());
   AuditOptions options;
@@ -147,6 +259,9 @@ int run(const Args& args) {
   if (!report.status) {
     std::fprintf(stderr, "evledger: verification FAILED: %s\n",
                  visible_lines(report.status.message()).c_str());
+    if (options.saved_checkpoint && args.has("evidence-dir")) {
+      record_split_view(args, options, *source, ledger.get());
+    }
     return exit_code(report.status.code());
   }
   return kExitOk;
@@ -156,7 +271,7 @@ int run(const Args& args) {
 
 int cmd_verify(const std::vector<std::string>& argv) {
   return run_command(argv, {{"ledger"}, {"tiles"}, {"url"}, {"json", false}, {"threads"}, {"vkey"},
-                      {"from-checkpoint"}, {"policy"}}, kUsage, run);
+                      {"from-checkpoint"}, {"policy"}, {"evidence"}, {"evidence-dir"}}, kUsage, run);
 }
 
 }  // namespace evl::cli

@@ -32,6 +32,7 @@ int cmd_leaders(const std::vector<std::string>& argv);
 int cmd_show(const std::vector<std::string>& argv);
 int cmd_rebuild(const std::vector<std::string>& argv);
 int cmd_serve(const std::vector<std::string>& argv);
+int cmd_mirror(const std::vector<std::string>& argv);
 int cmd_witness(const std::vector<std::string>& argv);
 int cmd_status(const std::vector<std::string>& argv);
 

@@ -43,6 +43,7 @@ const Command kCommands[] = {
     {"checkpoint", "print the log's newest (or a given size's) signed checkpoint", evl::cli::cmd_checkpoint},
     {"statement", "print the signed projection statement of the newest (or a given size's) checkpoint", evl::cli::cmd_statement},
     {"serve", "serve the ledger over HTTP: tiles, appends with receipts, the JSON API", evl::cli::cmd_serve},
+    {"mirror", "copy a log from any host of its tiles, verifying everything; stop at a split view", evl::cli::cmd_mirror},
     {"witness", "run a C2SP tlog witness: cosign logs' checkpoints it can prove consistent", evl::cli::cmd_witness},
     {"status", "one screen about a log: size, published checkpoint, age, cosignatures, lag", evl::cli::cmd_status},
     {"export-tiles", "write the C2SP tlog-tiles layout: checkpoint, hash tiles, entry bundles", evl::cli::cmd_export_tiles},
