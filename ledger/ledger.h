@@ -72,6 +72,9 @@ struct OpenOptions {
   std::optional<VerifierKey> mirror_of;
 };
 
+// The stateless checks of a mirror's batch made ahead of its append (Ledger::check_upstream).
+struct UpstreamChecks;
+
 // A run of the upstream's entries for a mirror (Ledger::append_upstream), at the same indices.
 struct UpstreamBatch {
   uint64_t first = 0;              // index of entries[0]: the mirror's size
@@ -86,6 +89,8 @@ struct UpstreamBatch {
   // projections at that size (verbatim), if it publishes one; checked against the mirror's own
   // fold and stored.
   std::optional<std::string> statement;
+  // check_upstream(entries), when made ahead; append_upstream makes them otherwise.
+  std::shared_ptr<UpstreamChecks> checks;
 };
 
 struct AppendOutcome {
@@ -138,8 +143,13 @@ class Ledger {
   // with the last batch that reaches its size (and, until then, kept as the mirror's target,
   // mirror_target()). Errors: kUsage (not a mirror, `first` is not the size), kRejected (an
   // entry, the checkpoint, a path or a statement fails; the message names which and why),
-  // kCorrupt/kIo from storage. Not concurrent with itself.
+  // kCorrupt/kIo from storage. Not concurrent with itself (check_upstream may run beside it).
   [[nodiscard]] virtual Status append_upstream(const UpstreamBatch& batch) = 0;
+  // The stateless checks of `entries` (signatures, canonical form: the costly part), on the
+  // ledger's pool, for an append_upstream of exactly these entries, which must stay where they
+  // are until it. May run while another append_upstream stores the batch before: a mirror so
+  // checks its next batch during the last one's transaction.
+  virtual std::shared_ptr<UpstreamChecks> check_upstream(std::span<const Bytes> entries) = 0;
   // The upstream checkpoint (note) that the entries past the newest stored checkpoint were
   // proved against, while a pull towards it is unfinished; kNotFound otherwise.
   [[nodiscard]] virtual Result<std::string> mirror_target() const = 0;

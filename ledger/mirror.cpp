@@ -1,5 +1,7 @@
 #include "ledger/mirror.h"
 
+#include <future>
+
 #include "keys/checkpoint.h"
 #include "ledger/split_view.h"
 
@@ -106,13 +108,26 @@ MirrorReport pull_upstream(Ledger& mirror, Upstream& upstream, const MirrorOptio
   const uint64_t from = mirror.size(), size = checkpoint->size;
   if (size <= from) return report;  // nothing new (or an upstream behind the mirror)
 
+  // Batch k is checked (on the pool) while batch k - 1 is stored (on `storing`), so that the
+  // checks of one overlap the other's single-threaded transaction and its durable commit.
   auto tree = upstream.tree(size);
-  std::vector<Bytes> chunk;
+  std::vector<Bytes> chunk, stored_chunk;  // stored_chunk: the entries `storing` stores
   uint64_t chunk_first = from;
+  std::future<Status> storing;
+  bool stated = false;
+  auto wait_stored = [&]() -> Status {
+    if (!storing.valid()) return Status::ok();
+    Status s = storing.get();
+    if (s) {
+      report.size += stored_chunk.size();
+      report.statement_checked = stated;
+      if (options.progress) options.progress(report.size - from, size - from);
+    }
+    return s;
+  };
   auto store = [&]() -> Status {
     UpstreamBatch batch;
     batch.first = chunk_first;
-    batch.entries = chunk;
     batch.checkpoint = *note;
     const uint64_t end = chunk_first + chunk.size();
     if (end < size) {
@@ -124,12 +139,15 @@ MirrorReport pull_upstream(Ledger& mirror, Upstream& upstream, const MirrorOptio
       if (!statement) return statement.error().with_context("the upstream's statement");
       batch.statement = std::move(*statement);
     }
-    EVL_RETURN_IF_ERROR(mirror.append_upstream(batch));
-    report.statement_checked = batch.statement.has_value();
-    report.size = end;
-    chunk_first = end;
+    batch.checks = mirror.check_upstream(chunk);
+    EVL_RETURN_IF_ERROR(wait_stored());
+    stored_chunk = std::move(chunk);  // the entries' addresses stay: the checks point at them
     chunk.clear();
-    if (options.progress) options.progress(end - from, size - from);
+    batch.entries = stored_chunk;
+    stated = batch.statement.has_value();
+    chunk_first = end;
+    storing = std::async(std::launch::async,
+                         [&mirror, batch = std::move(batch)] { return mirror.append_upstream(batch); });
     return Status::ok();
   };
   Status fetched = upstream.fetch_entries(
@@ -142,6 +160,8 @@ MirrorReport pull_upstream(Ledger& mirror, Upstream& upstream, const MirrorOptio
         return Status::ok();
       });
   if (fetched && !chunk.empty()) fetched = store();
+  Status last = wait_stored();
+  if (fetched) fetched = last;
   report.status = fetched;
   return report;
 }

@@ -7,7 +7,9 @@
 // entries the mirror lacks are fetched in parallel and stored, kChunkEntries at a time, by
 // Ledger::append_upstream: each chunk is checked as the audit checks entries and proved part of
 // the signed tree (its root leads to the checkpoint's along the upstream's consistency path),
-// so an interrupted pull resumes after the last stored chunk without fetching it again. The
+// so an interrupted pull resumes after the last stored chunk without fetching it again. Each
+// chunk's checks (signatures, on all cores) run while the chunk before is stored, on a thread
+// of its own, so that they overlap its single-threaded transaction and durable commit. The
 // last chunk stores the checkpoint and the upstream's projection statement of that size (when
 // it serves one), which must match the mirror's own fold.
 //

@@ -159,6 +159,14 @@ Status LedgerImpl::stage_upstream(lmdb::Txn& txn, const UpstreamBatch& batch,
   return stated;
 }
 
+std::shared_ptr<UpstreamChecks> LedgerImpl::check_upstream(std::span<const Bytes> entries) {
+  auto checks = std::make_shared<UpstreamChecks>();
+  checks->pending = std::make_shared<Pending>(entries.size());
+  Pending& pending = *checks->pending;
+  pool_.parallel_for(entries.size(), [&](size_t i) { prepare(entries[i], pending.items[i]); });
+  return checks;
+}
+
 Status LedgerImpl::append_upstream(const UpstreamBatch& batch) {
   if (!mirror_of_ || read_only_) {
     return usage_error("ledger " + dir_ + " is not open as a mirror (OpenOptions::mirror_of)");
@@ -179,9 +187,12 @@ Status LedgerImpl::append_upstream(const UpstreamBatch& batch) {
     return usage_error("an upstream batch ending at its checkpoint's size has a statement and "
                        "no path; one ending short of it a path and no statement");
   }
-  auto pending = std::make_shared<Pending>(batch.entries.size());
-  pool_.parallel_for(batch.entries.size(),
-                     [&](size_t i) { prepare(batch.entries[i], pending->items[i]); });
+  std::shared_ptr<UpstreamChecks> checks = batch.checks;
+  if (!checks || checks->pending->items.size() != batch.entries.size() ||
+      checks->pending->items[0].bytes != &batch.entries[0]) {
+    checks = check_upstream(batch.entries);
+  }
+  const std::shared_ptr<Pending>& pending = checks->pending;
   for (;;) {
     std::optional<KeyPolicy> changed;
     tree_store::TreeEdge edge = edge_;

@@ -119,6 +119,7 @@ class LedgerImpl final : public Ledger {
       const std::function<Status(const KeyValueStore&, uint64_t)>& fn) const override;
   Status rebuild_state() override;
   Status append_upstream(const UpstreamBatch& batch) override;
+  std::shared_ptr<UpstreamChecks> check_upstream(std::span<const Bytes> entries) override;
   Result<std::string> mirror_target() const override;
 
  private:
@@ -283,3 +284,12 @@ class LedgerImpl final : public Ledger {
 };
 
 }  // namespace evl::ledger_internal
+
+namespace evl {
+
+// A batch checked ahead: one prepared item per entry, pointing at the entries checked.
+struct UpstreamChecks {
+  std::shared_ptr<ledger_internal::Pending> pending;
+};
+
+}  // namespace evl

@@ -182,12 +182,12 @@ TEST_CASE("a mirror stores upstream entries in proved batches and ends with the 
   auto mirror = up.open_mirror();
   const std::string note = up.log->checkpoint().value();
   std::span<const Bytes> all(up.entries);
-  UpstreamBatch first{0, all.subspan(0, 17), note, up.path_to(17), std::nullopt};
+  UpstreamBatch first{0, all.subspan(0, 17), note, up.path_to(17), std::nullopt, nullptr};
   REQUIRE(mirror->append_upstream(first));
   CHECK(mirror->size() == 17);
   CHECK(mirror->mirror_target().value() == note);
   CHECK_FALSE(mirror->checkpoint());  // none yet: the tree of 17 is no checkpoint the log signed
-  UpstreamBatch rest{17, all.subspan(17), note, {}, std::nullopt};
+  UpstreamBatch rest{17, all.subspan(17), note, {}, std::nullopt, nullptr};
   REQUIRE(mirror->append_upstream(rest));
   CHECK(mirror->size() == up.entries.size());
   CHECK(mirror->checkpoint().value() == note);
@@ -206,30 +206,30 @@ TEST_CASE("a mirror stores nothing of a batch with a tampered entry, a repeated 
   const uint64_t n = entries.size();
   SECTION("a tampered entry") {
     entries[9].back() ^= 1;
-    Status s = mirror->append_upstream({0, entries, note, {}, std::nullopt});
+    Status s = mirror->append_upstream({0, entries, note, {}, std::nullopt, nullptr});
     CHECK_THAT(s.message(), Catch::Contains("entry 9 of the upstream"));
   }
   SECTION("a repeated event") {
     entries[n - 1] = entries[n - 2];
-    Status s = mirror->append_upstream({0, entries, note, {}, std::nullopt});
+    Status s = mirror->append_upstream({0, entries, note, {}, std::nullopt, nullptr});
     CHECK_THAT(s.message(), Catch::Contains("repeats the event"));
   }
   SECTION("entries in another order") {
     std::swap(entries[20], entries[21]);
-    Status s = mirror->append_upstream({0, entries, note, {}, std::nullopt});
+    Status s = mirror->append_upstream({0, entries, note, {}, std::nullopt, nullptr});
     CHECK_THAT(s.message(), Catch::Contains("give the root"));
   }
   SECTION("a wrong path") {
     auto path = up.path_to(17);
     path[0][0] ^= 1;
     Status s = mirror->append_upstream(
-        {0, std::span<const Bytes>(entries).subspan(0, 17), note, path, std::nullopt});
+        {0, std::span<const Bytes>(entries).subspan(0, 17), note, path, std::nullopt, nullptr});
     CHECK_THAT(s.message(), Catch::Contains("does not match its checkpoint"));
   }
   SECTION("a checkpoint signed by another key") {
     Checkpoint forged{up.cast.log.name(), n, up.log->root(n).value(), {}};
     std::string other = sign_checkpoint(forged, test::test_key(up.cast.log.name(), 0x55));
-    Status s = mirror->append_upstream({0, entries, other, {}, std::nullopt});
+    Status s = mirror->append_upstream({0, entries, other, {}, std::nullopt, nullptr});
     CHECK_THAT(s.message(), Catch::Contains("checkpoint"));
   }
   CHECK(mirror->size() == 0);
