@@ -42,61 +42,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A server started as a child process, its standard output in a file.
-class Child {
- public:
-  ~Child() { stop(); }
-
-  Status start(const std::string& program, std::vector<std::string> args, const std::string& out) {
-    out_ = out;
-    std::vector<char*> argv;
-    args.insert(args.begin(), program);
-    for (auto& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (out + ".err").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int rc = posix_spawnp(&pid_, program.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) return io_error("cannot start " + program + ": " + std::strerror(rc));
-    return Status::ok();
-  }
-
-  // The first line of its output that starts with `prefix`, within 30 s.
-  Result<std::string> line_starting(const std::string& prefix) {
-    for (int i = 0; i < 3000; ++i) {
-      std::ifstream in(out_);
-      for (std::string line; std::getline(in, line);) {
-        if (line.rfind(prefix, 0) == 0) return line;
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return io_error("the child exited before printing '" + prefix + "'; see " + out_ + ".err");
-      }
-      usleep(10000);
-    }
-    return io_error("the child printed no '" + prefix + "' within 30 s");
-  }
-
-  pid_t pid() const { return pid_; }
-
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::string out_;
-};
-
 // VmHWM and VmRSS of a process, in MB, and its open descriptors.
 struct ProcessFigures {
   double peak_rss_mb = 0, rss_mb = 0;
@@ -253,19 +198,6 @@ Result<PostFigures> post_load(const std::string& url, std::span<const Bytes> ent
   if (!failure.is_ok()) return failure;
   return PostFigures{entries.size() / seconds, percentile(latencies, 0.5),
                      percentile(latencies, 0.99), entries.size(), requests};
-}
-
-std::string self_path() { return fs::read_symlink("/proc/self/exe").string(); }
-
-// Starts `evledger serve` on `dir` (whose keys/log.key signs) and returns its URL.
-Result<std::string> start_server(Child& child, const std::string& dir, const std::string& out,
-                                 bool read_only) {
-  std::vector<std::string> args{"serve", "--ledger", dir, "--listen", "127.0.0.1:0"};
-  if (read_only) args.push_back("--read-only");
-  EVL_RETURN_IF_ERROR(child.start(self_path(), args, out));
-  auto line = child.line_starting("serving ");
-  if (!line) return line.error();
-  return line->substr(8, line->find(' ', 8) - 8);
 }
 
 struct PublishFigures {

@@ -4,6 +4,8 @@
 // Thread safety: used from one thread; sign_many uses the given pool.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -91,5 +93,29 @@ Result<std::vector<std::string>> run_child(const std::vector<std::string>& args,
 
 // Prints one JSON line of the process's memory figures, tagged with `entries`.
 void print_memory_line(uint64_t entries);
+
+// A process started in the background (a server, nginx), its standard output in a file and
+// its standard error beside it (<out>.err); stopped with SIGTERM when it goes.
+class Child {
+ public:
+  ~Child() { stop(); }
+  Status start(const std::string& program, std::vector<std::string> args, const std::string& out);
+  // The first line of its output that starts with `prefix`, within 30 s.
+  Result<std::string> line_starting(const std::string& prefix);
+  pid_t pid() const { return pid_; }
+  void stop();
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_;
+};
+
+// This evledger binary.
+std::string self_path();
+
+// Starts `evledger serve` on `dir` (whose keys/log.key signs, unless `read_only`) and returns
+// its URL.
+Result<std::string> start_server(Child& child, const std::string& dir, const std::string& out,
+                                 bool read_only);
 
 }  // namespace evl::cli::bench

@@ -26,6 +26,8 @@ int bench_serve(const Args& args);
 int bench_witness(const Args& args);
 int bench_publish(const Args& args);
 int bench_pages(const Args& args);
+int bench_mirror(const Args& args);
+int bench_mirror_pull(const Args& args);
 }  // namespace bench
 
 namespace {
@@ -45,6 +47,7 @@ constexpr const char* kUsage =
     "                              [--dir DIR]\n"
     "       evledger bench publish [--json] [--entries RUNS] [--rounds N] [--dir DIR]\n"
     "       evledger bench pages [--json] [--dir DIR]\n"
+    "       evledger bench mirror [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
     "\n"
     "Every figure is reported next to this machine's limits measured in the same run, as a\n"
     "ratio: shared machines are noisy, ratios much less so.\n"
@@ -94,6 +97,10 @@ constexpr const char* kUsage =
     "        commit; target >= 1,000/s. Then the log's publication delay (p50, p99: from a\n"
     "        commit to the witnessed checkpoint covering it) with 3 local witnesses and quorum\n"
     "        2 while 8 publishers append N signed 2 KiB entries (default 20,000), 10 a batch.\n"
+    "mirror  evledger mirror's catch-up of N signed 2 KiB entries (default 10^6) from a local\n"
+    "        evledger serve --read-only, in a child process, against the local audit of the\n"
+    "        same ledger (verify --ledger); target >= 0.8 x. Peak RSS of the mirror at M\n"
+    "        (default 10^5) and N entries.\n"
     "Scratch data goes under --dir (default: the system temp dir) and is removed afterwards.\n";
 
 int bench_memory(const Args& args) {
@@ -286,6 +293,8 @@ int run(const Args& args) {
   if (which == "witness") return bench_witness(args);
   if (which == "publish") return bench_publish(args);
   if (which == "pages") return bench_pages(args);
+  if (which == "mirror") return bench_mirror(args);
+  if (which == "mirror-pull") return bench_mirror_pull(args);
   return fail(usage_error("unknown bench '" + which + "'; see --help"));
 }
 
@@ -294,7 +303,8 @@ int run(const Args& args) {
 int cmd_bench(const std::vector<std::string>& argv) {
   return run_command(argv,
                      {{"json", false}, {"entries"}, {"memory-entries"}, {"memory-events"}, {"dir"}, {"keep"},
-                      {"ledger"}, {"requests"}, {"logs"}, {"publish-entries"}, {"rounds"}},
+                      {"ledger"}, {"requests"}, {"logs"}, {"publish-entries"}, {"rounds"},
+                      {"from"}, {"vkey"}},
                      kUsage, run);
 }
 

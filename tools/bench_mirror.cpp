@@ -1,0 +1,135 @@
+// evledger bench mirror / mirror-pull — a mirror's catch-up from a local `evledger serve`, as a
+// ratio to the local audit rate measured in the same run, and its peak memory (child processes).
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "ledger/audit.h"
+#include "ledger/mirror.h"
+#include "projections/ledger_hook.h"
+#include "tools/bench_support.h"
+
+namespace evl::cli::bench {
+
+// One pull into a fresh mirror, in this (child) process: prints a memory line with the
+// seconds it took. The same library calls as `evledger mirror`.
+int bench_mirror_pull(const Args& args) {
+  auto from = args.require("from");
+  auto dir = args.require("ledger");
+  auto vkey = args.require("vkey");
+  if (!from || !dir || !vkey) return fail(usage_error("mirror-pull needs --from, --ledger, --vkey"));
+  auto key = load_verifier_key(*vkey);
+  if (!key) return fail(key.error());
+  OpenOptions open;
+  open.dir = *dir;
+  open.create = true;
+  open.mirror_of = *key;
+  open.hook = make_projection_hook();
+  auto mirror = Ledger::open(open);
+  if (!mirror) return fail(mirror.error());
+  auto upstream = Upstream::open(*from, 4);
+  if (!upstream) return fail(upstream.error());
+  MirrorOptions options;
+  options.log_key = *key;
+  auto start = Clock::now();
+  MirrorReport report = pull_upstream(**mirror, **upstream, options);
+  const double seconds = seconds_since(start);
+  if (!report.status) return fail(report.status);
+  std::printf("{\"seconds\":%.3f}\n", seconds);
+  print_memory_line(report.size);
+  return kExitOk;
+}
+
+namespace {
+
+struct PullFigures {
+  uint64_t entries = 0;
+  double seconds = 0, peak_rss_mb = 0;
+};
+
+Result<PullFigures> pull_in_child(const std::string& url, const std::string& vkey,
+                                  const std::string& dir) {
+  auto lines = run_child({"bench", "mirror-pull", "--from", url, "--ledger", dir, "--vkey", vkey},
+                         dir);
+  std::filesystem::remove_all(dir);
+  if (!lines) return lines.error();
+  if (lines->size() < 2) return io_error("the mirror-pull child printed too little");
+  auto timing = nlohmann::json::parse(lines->at(0), nullptr, false);
+  auto memory = nlohmann::json::parse(lines->at(1), nullptr, false);
+  if (timing.is_discarded() || memory.is_discarded()) {
+    return io_error("the mirror-pull child printed no JSON");
+  }
+  return PullFigures{memory["entries"].get<uint64_t>(), timing["seconds"].get<double>(),
+                     memory["peakRssMB"].get<double>()};
+}
+
+}  // namespace
+
+int bench_mirror(const Args& args) {
+  auto entries = args.get_u64("entries", 1000000, kBenchEntries);
+  auto memory_entries = args.get_u64("memory-entries", 100000, kBenchMemoryEntries);
+  if (!entries) return fail(entries.error());
+  if (!memory_entries) return fail(memory_entries.error());
+  const bool json = args.has("json");
+  auto note = [&](const std::string& what) {
+    if (!json) std::fprintf(stderr, "bench: %s...\n", what.c_str());
+  };
+  const Scratch scratch(scratch_dir(args, "mirror"));
+  const std::string up = scratch.dir + "/upstream";
+  auto bench = make_ledger(up);
+  if (!bench) return fail(bench.error());
+  const std::string vkey = bench->log_key->verifier().to_string();
+  Child server;
+  auto url = start_server(server, up, scratch.dir + "/serve.out", true);
+  if (!url) return fail(url.error());
+  ThreadPool pool;
+  std::vector<PullFigures> pulls;
+  uint64_t filled = bench->ledger->size();
+  for (uint64_t size : {*memory_entries, *entries}) {
+    if (size == 0 || size <= filled) continue;
+    note("loading the upstream to " + std::to_string(size) + " entries");
+    if (Status s = fill(*bench, filled, size - filled, pool); !s) return fail(s);
+    filled = bench->ledger->size();
+    note("a mirror's catch-up of " + std::to_string(filled) + " entries, in a child process");
+    auto pull = pull_in_child(*url, vkey, scratch.dir + "/mirror");
+    if (!pull) return fail(pull.error());
+    pulls.push_back(*pull);
+  }
+  note("the local audit of the upstream");
+  auto start = Clock::now();
+  AuditReport audit = audit_ledger(*bench->ledger);
+  const double audit_s = seconds_since(start);
+  if (!audit.status) return fail(audit.status);
+  server.stop();
+  const double audit_rate = audit.entries / audit_s;
+  const PullFigures& main = pulls.back();
+  const double mirror_rate = main.entries / main.seconds;
+
+  nlohmann::ordered_json memory = nlohmann::ordered_json::array();
+  for (const auto& p : pulls) memory.push_back({{"entries", p.entries}, {"peakRssMB", p.peak_rss_mb}});
+  nlohmann::ordered_json out;
+  out["audit"] = {{"entries", audit.entries}, {"perSecond", std::round(audit_rate)}};
+  out["mirror"] = {{"entries", main.entries},
+                   {"seconds", main.seconds},
+                   {"perSecond", std::round(mirror_rate)},
+                   {"ratioToAudit", mirror_rate / audit_rate},
+                   {"target", "ratioToAudit >= 0.8"}};
+  out["mirrorMemory"] = memory;
+  if (json) {
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("mirror catch-up of %llu entries from a local evledger serve: %.0f entries/s = "
+              "%.2f x the local audit (%.0f entries/s; target >= 0.8)\n",
+              static_cast<unsigned long long>(main.entries), mirror_rate,
+              mirror_rate / audit_rate, audit_rate);
+  for (const auto& p : pulls) {
+    std::printf("  mirror memory at %llu entries: peak RSS %.1f MB\n",
+                static_cast<unsigned long long>(p.entries), p.peak_rss_mb);
+  }
+  return kExitOk;
+}
+
+}  // namespace evl::cli::bench
