@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Crash consistency of `evledger mirror`: a mirror pulling a few tens of thousands of entries
-# from a local `evledger serve` is killed with SIGKILL at random moments, ROUNDS times
-# (default 20). After every kill its size never goes back; each restart resumes after what it
-# stored (its --json previousSize is the size it held). A last pull completes, and the mirror
-# then verifies and is byte-identical to its upstream (export-tiles of both, the statement).
+# from a local `evledger serve`, which grows by some 3,000 entries before each round, is killed
+# with SIGKILL at random moments, ROUNDS times (default 20). After every kill its size never goes back and it verifies (to its newest
+# checkpoint: the entries past it were proved against the one it pulls towards); each restart
+# resumes after what it stored (its --json previousSize is the size it held). A last pull
+# completes, and the mirror then verifies and is byte-identical to its upstream (export-tiles
+# of both, the statement).
 # Prints: kills that landed mid-pull, and how many left part of the pull stored.
 # Usage: mirror_kill_test.sh EVLEDGER_BINARY SOURCE_DIR [ROUNDS]
 set -uo pipefail
@@ -33,15 +35,20 @@ cp "$A/keys/log.vkey" "$VKEY"
 "$E" import --ledger "$A" --key "$T/imp.key" "$T/catalog.jsonl" >/dev/null 2>&1 || bad "import"
 N=$(size_of "$A")
 [ "$N" -gt 20000 ] && ok || bad "the upstream holds over 20,000 entries ($N)"
+command -v curl >/dev/null || { bad "curl is needed"; finish; exit 1; }
 start_server s --ledger "$A" || { finish; exit 1; }
 
 mid=0
 between=0
 last=0
 for round in $(seq "$ROUNDS"); do
+  # The log grows between rounds, so that every round has a pull to interrupt.
+  "$E" gen --runs 1500 --seed $((round + 100)) 2>/dev/null > "$T/more.jsonl"
+  "$E" import --to "$URL_s" --key "$T/imp.key" "$T/more.jsonl" >/dev/null 2>&1 || bad "round $round: the upstream grows"
+  N=$(curl -sf "${URL_s}checkpoint" | sed -n 2p)
   "$E" mirror --from "$URL_s" --ledger "$M" --vkey "$VKEY" --connections 2 --json >"$T/pull.out" 2>"$T/pull.err" &
   pid=$!
-  sleep "$((RANDOM % 4)).$((RANDOM % 10 + 5))"
+  sleep "$((RANDOM % 2)).$((RANDOM % 9 + 1))"
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   now=$(held_of "$M")
@@ -51,7 +58,13 @@ for round in $(seq "$ROUNDS"); do
   fi
   [ "$now" -ge "$last" ] && ok || bad "round $round: the mirror went back from $last to $now"
   [ "$now" -lt "$N" ] && mid=$((mid + 1))
-  [ "$now" -gt 0 ] && [ "$now" -lt "$N" ] && between=$((between + 1))
+  if [ "$now" -gt 0 ] && [ "$now" -lt "$N" ]; then
+    between=$((between + 1))
+  fi
+  if [ "$now" -lt "$N" ] && [ "$(size_of "$M")" -gt 0 ]; then
+    "$E" verify --ledger "$M" --vkey "$VKEY" >/dev/null 2>"$T/verify.err" && ok ||
+      { bad "round $round: the mirror part way through a pull verifies"; cat "$T/verify.err" >&2; }
+  fi
   last=$now
 done
 echo "kills mid-pull: $mid of $ROUNDS, $between of them with part of the pull stored"
