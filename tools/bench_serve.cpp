@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -200,11 +201,36 @@ Result<PostFigures> post_load(const std::string& url, std::span<const Bytes> ent
                      percentile(latencies, 0.99), entries.size(), requests};
 }
 
+// One request at a time: its latency percentiles, in ms.
+struct Latency {
+  double p50 = 0, p95 = 0, p99 = 0;
+};
+
+// GETs of each of `targets` in turn, `requests` in all, one after another on one connection.
+Result<Latency> sequential_latency(const std::string& url, const std::vector<std::string>& targets,
+                                   size_t requests) {
+  auto http = HttpClient::open(url);
+  if (!http) return http.error();
+  std::vector<double> ms;
+  for (size_t i = 0; i < requests; ++i) {
+    const std::string& target = targets[i % targets.size()];
+    const auto t0 = Clock::now();
+    auto r = (*http)->get(target);
+    ms.push_back(seconds_since(t0) * 1000);
+    if (!r || r->status != 200) return io_error("GET " + target + " failed during the latency run");
+  }
+  return Latency{percentile(ms, 0.5), percentile(ms, 0.95), percentile(ms, 0.99)};
+}
+
 struct PublishFigures {
   uint64_t documents = 0;
   // One per round, in the order they ran: `evledger import --ledger`, `import --to` as it runs
   // without --receipts (no receipts asked for), and with --receipts DIR.
   std::vector<double> local_s, remote_s, receipts_s;
+  // GET /api/v1/runs/{digest} on the ledger the last import --to filled.
+  Latency run_view;          // one at a time over the catalog's runs
+  WrkFigures run_view_load;  // wrk -t1 -c32 on one run
+  uint64_t run_view_runs = 0;
 };
 
 // A fresh ledger in `dir` that an `evledger` child can open (its log key in dir/keys), with
@@ -236,10 +262,12 @@ Result<double> timed_import(std::vector<std::string> args, const std::string& ke
   return seconds;
 }
 
-// The import --to of a round: a fresh ledger served by `evledger serve`.
+// The import --to of a round: a fresh ledger served by `evledger serve`; `served`, when given,
+// runs against the server (its URL) after the import.
 Result<double> remote_import(const std::string& dir, const Bytes& seed, const std::string& key,
                              const std::string& catalog, uint64_t documents,
-                             const std::vector<std::string>& extra) {
+                             const std::vector<std::string>& extra,
+                             const std::function<Status(const std::string&)>& served = {}) {
   EVL_RETURN_IF_ERROR(fresh_ledger(dir, seed));
   Child server;
   auto url = start_server(server, dir, dir + ".out", false);
@@ -247,9 +275,34 @@ Result<double> remote_import(const std::string& dir, const Bytes& seed, const st
   std::vector<std::string> args{"--to", *url};
   args.insert(args.end(), extra.begin(), extra.end());
   auto seconds = timed_import(args, key, catalog, documents, dir);
+  if (seconds && served) EVL_RETURN_IF_ERROR(served(*url));
   server.stop();
   fs::remove_all(dir);
   return seconds;
+}
+
+// The run views of the catalog a server holds: one at a time over up to 1,000 of its runs,
+// then wrk on one of them.
+Status measure_run_views(const std::string& url, PublishFigures& f) {
+  auto http = HttpClient::open(url);
+  if (!http) return http.error();
+  auto listing = (*http)->get("api/v1/runs?limit=1000");
+  if (!listing || listing->status != 200) return io_error("GET /api/v1/runs failed");
+  auto parsed = parse_json(listing->body);
+  if (!parsed) return parsed.error();
+  std::vector<std::string> targets;
+  for (const Json& run : parsed->find("items")->as_array()) {
+    targets.push_back("api/v1/runs/" + cli::text_of(run.find("run")).substr(7));
+  }
+  if (targets.empty()) return io_error("the imported catalog has no runs");
+  f.run_view_runs = targets.size();
+  auto one_at_a_time = sequential_latency(url, targets, 3 * targets.size());
+  if (!one_at_a_time) return one_at_a_time.error();
+  f.run_view = *one_at_a_time;
+  auto load = run_wrk(url + targets[targets.size() / 2], 4);
+  if (!load) return load.error();
+  f.run_view_load = *load;
+  return Status::ok();
 }
 
 // `rounds` times, in child processes as a publisher runs them: the catalog imported into a
@@ -279,7 +332,15 @@ Result<PublishFigures> publish_rounds(const std::string& scratch, uint64_t runs,
     f.local_s.push_back(*local);
     fs::remove_all(local_dir);
     note("evledger import --to the same catalog into evledger serve");
-    auto plain = remote_import(scratch + "/publish-remote", seed, key, catalog, f.documents, {});
+    std::function<Status(const std::string&)> run_views;
+    if (round + 1 == rounds) {
+      run_views = [&](const std::string& url) {
+        note("GET /api/v1/runs/{digest} on the imported catalog");
+        return measure_run_views(url, f);
+      };
+    }
+    auto plain = remote_import(scratch + "/publish-remote", seed, key, catalog, f.documents, {},
+                               run_views);
     if (!plain) return plain.error();
     f.remote_s.push_back(*plain);
     note("evledger import --to --receipts");
@@ -308,7 +369,13 @@ nlohmann::ordered_json publish_json(const PublishFigures& f) {
           {"remoteWithReceiptsPerSecond", std::round(f.documents / receipts)},
           {"ratioToLocalImport", local / remote},
           {"withReceiptsRatioToLocalImport", local / receipts},
-          {"target", "ratioToLocalImport >= 0.7"}};
+          {"target", "ratioToLocalImport >= 0.7"},
+          {"runView", {{"runs", f.run_view_runs},
+                       {"p50Ms", f.run_view.p50},
+                       {"p99Ms", f.run_view.p99},
+                       {"underLoadPerSecond", std::round(f.run_view_load.requests_per_second)},
+                       {"underLoadP99Ms", f.run_view_load.p99_ms},
+                       {"target", "p99Ms <= 5"}}}};
 }
 
 void print_publish(const nlohmann::ordered_json& p) {
@@ -320,6 +387,12 @@ void print_publish(const nlohmann::ordered_json& p) {
               p["remotePerSecond"].get<double>(), p["localPerSecond"].get<double>(),
               p["ratioToLocalImport"].get<double>(), p["remoteWithReceiptsPerSecond"].get<double>(),
               p["withReceiptsRatioToLocalImport"].get<double>());
+  const auto& v = p["runView"];
+  std::printf("GET /api/v1/runs/{digest} on that catalog, one at a time over %llu runs: p50 %.2f ms, "
+              "p99 %.2f ms (target <= 5); wrk -t1 -c32 on one run %.0f /s, p99 %.2f ms\n",
+              static_cast<unsigned long long>(v["runs"].get<uint64_t>()), v["p50Ms"].get<double>(),
+              v["p99Ms"].get<double>(), v["underLoadPerSecond"].get<double>(),
+              v["underLoadP99Ms"].get<double>());
 }
 
 // The catalog of the pages' figures: `runs` generated runs, and the first run's comparison
@@ -353,21 +426,6 @@ std::string pages_catalog(uint64_t runs, uint64_t group_size) {
     out += '\n';
   }
   return out;
-}
-
-// `requests` GETs of `target` one after another on one connection: the p50 and p95 in ms.
-Result<std::pair<double, double>> sequential_latency(const std::string& url,
-                                                     const std::string& target, int requests) {
-  auto http = HttpClient::open(url);
-  if (!http) return http.error();
-  std::vector<double> ms;
-  for (int i = 0; i < requests; ++i) {
-    const auto t0 = Clock::now();
-    auto r = (*http)->get(target);
-    ms.push_back(seconds_since(t0) * 1000);
-    if (!r || r->status != 200) return io_error("GET " + target + " failed during the latency run");
-  }
-  return std::make_pair(percentile(ms, 0.5), percentile(ms, 0.95));
 }
 
 // nginx with the project's proxy and cache rules (tools/nginx/evledger-locations.conf, found
@@ -459,13 +517,13 @@ Result<nlohmann::ordered_json> page_figures(const std::string& scratch, int wrk_
   for (size_t i = 0; i < 2; ++i) {
     std::vector<double> page_p50, page_p95, api_p50;
     for (int round = 0; round < 3; ++round) {
-      auto page = sequential_latency(*url, api_of[i].first, 100);
+      auto page = sequential_latency(*url, {api_of[i].first}, 100);
       if (!page) return page.error();
-      auto json = sequential_latency(*url, api_of[i].second, 100);
+      auto json = sequential_latency(*url, {api_of[i].second}, 100);
       if (!json) return json.error();
-      page_p50.push_back(page->first);
-      page_p95.push_back(page->second);
-      api_p50.push_back(json->first);
+      page_p50.push_back(page->p50);
+      page_p95.push_back(page->p95);
+      api_p50.push_back(json->p50);
     }
     out["latency"].push_back({{"page", pages[i + 1].first},
                               {"p50Ms", median(page_p50)},
@@ -569,6 +627,9 @@ int bench_serve(const Args& args) {
   const bool json = args.has("json");
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int kWrkSeconds = 4;
+  auto parts = bench_parts(args, {"reads", "appends", "publish", "pages"});
+  if (!parts) return fail(parts.error());
+  auto want = [&](const char* part) { return parts->count(part) > 0; };
   auto note = [&](const char* what) {
     if (!json) std::fprintf(stderr, "bench: %s...\n", what);
   };
@@ -578,172 +639,185 @@ int bench_serve(const Args& args) {
   note("Ed25519 verify rate");
   const double verify_before = ed25519_verify_rate(cores, kEntryBytes, 1.5);
 
-  // Static reads: a ledger of 20,000 entries and its export, served by evledger and by nginx.
-  note("a ledger of 20,000 entries and its export");
-  const std::string reads_dir = scratch + "/reads";
-  auto reads = make_ledger(reads_dir);
-  if (!reads) return fail(reads.error());
   ThreadPool pool;
-  if (Status s = fill(*reads, 0, 20000, pool); !s) return fail(s);
-  if (auto r = export_tiles(*reads->ledger, scratch + "/export"); !r) return fail(r.error());
-  fs::create_directories(reads_dir + "/keys");
-  if (Status s = reads->log_key->save(reads_dir + "/keys/log.key"); !s) return fail(s);
-  reads->ledger.reset();
-
-  const std::vector<std::pair<std::string, std::string>> resources = {
-      {"checkpoint", "checkpoint"}, {"full tile", "tile/0/050"},
-      {"entry bundle", "tile/entries/050"}};
   nlohmann::ordered_json static_reads = nlohmann::ordered_json::array();
-  ProcessFigures server_before_reads, server_after_reads;
-  {
-    note("static reads: evledger serve and nginx, wrk -t1 -c32");
-    Child server, nginx;
-    auto url = start_server(server, reads_dir, scratch + "/serve-reads.out", true);
-    if (!url) return fail(url.error());
-    const int port = free_port();
-    if (Status s = write_nginx_conf(scratch + "/nginx", scratch + "/export", port); !s) return fail(s);
-    if (Status s = nginx.start("nginx", {"-e", scratch + "/nginx/error.log", "-p", scratch + "/nginx",
-                                         "-c", scratch + "/nginx/nginx.conf"},
-                               scratch + "/nginx.out");
-        !s) {
-      return fail(s);
-    }
-    const std::string nginx_url = "http://127.0.0.1:" + std::to_string(port) + "/";
-    for (int i = 0; i < 300 && !http_get(nginx_url + "checkpoint"); ++i) usleep(10000);
-    // 10^4 requests first, for the memory figure at that point.
-    auto warm = HttpClient::open(*url);
-    if (!warm) return fail(warm.error());
-    server_before_reads = process_figures(server.pid());
-    for (int i = 0; i < 10000; ++i) {
-      auto r = (*warm)->get(resources[i % 3].second);
-      if (!r || r->status != 200) return fail(io_error("GET failed during the warm-up"));
-    }
-    warm->reset();
-    ProcessFigures after_1e4 = process_figures(server.pid());
-    uint64_t served = 10000;
-    for (const auto& [name, path] : resources) {
-      auto ours = run_wrk(*url + path, kWrkSeconds);
-      if (!ours) return fail(ours.error());
-      auto theirs = run_wrk(nginx_url + path, kWrkSeconds);
-      if (!theirs) return fail(theirs.error());
-      served += ours->requests;
-      static_reads.push_back({{"resource", name},
-                              {"path", path},
-                              {"evledgerPerSecond", std::round(ours->requests_per_second)},
-                              {"nginxPerSecond", std::round(theirs->requests_per_second)},
-                              {"ratioToNginx", ours->requests_per_second / theirs->requests_per_second},
-                              {"evledgerP99Ms", ours->p99_ms},
-                              {"nginxP99Ms", theirs->p99_ms}});
-    }
-    // Up to 10^6 requests in all, for the memory figure there.
-    while (served < 1000000) {
-      auto more = run_wrk(*url + resources[(served / 100000) % 3].second, kWrkSeconds);
-      if (!more) return fail(more.error());
-      served += more->requests;
-    }
-    usleep(200000);  // the load generator's connections close
-    server_after_reads = process_figures(server.pid());
-    static_reads.push_back({{"memory",
-                             {{"requests", 10000}, {"peakRssMB", after_1e4.peak_rss_mb}}},
-                            {"memoryAfter", {{"requests", served},
-                                             {"peakRssMB", server_after_reads.peak_rss_mb},
-                                             {"rssMB", server_after_reads.rss_mb}}},
-                            {"fds", {{"before", server_before_reads.fds},
-                                     {"after", server_after_reads.fds}}}});
-  }
+  if (want("reads")) {
+    // Static reads: a ledger of 20,000 entries and its export, served by evledger and by nginx.
+    note("a ledger of 20,000 entries and its export");
+    const std::string reads_dir = scratch + "/reads";
+    auto reads = make_ledger(reads_dir);
+    if (!reads) return fail(reads.error());
+    if (Status s = fill(*reads, 0, 20000, pool); !s) return fail(s);
+    if (auto r = export_tiles(*reads->ledger, scratch + "/export"); !r) return fail(r.error());
+    fs::create_directories(reads_dir + "/keys");
+    if (Status s = reads->log_key->save(reads_dir + "/keys/log.key"); !s) return fail(s);
+    reads->ledger.reset();
 
-  // Appends: the local sustained rate, then POST /add-event from 64 clients.
-  note("signing entries");
-  const std::string local_dir = scratch + "/local";
-  Bytes seed(32, 7);
-  // With the projections, as `evledger append` and `evledger serve` keep them.
-  auto local = make_ledger(local_dir, true, seed, make_projection_hook());
-  if (!local) return fail(local.error());
-  auto signed_entries = sign_many(local->importer, 0, n_entries, pool);
-  note("local sustained append with projections (batches of 1,000 from 8 threads)");
-  uint64_t local_added = 0;
-  auto local_s = append_from_clients(*local->ledger, signed_entries, kBatch, kClients, local_added);
-  if (!local_s) return fail(local_s.error());
-  const double local_rate = local_added / *local_s;
-  local->ledger.reset();
-  fs::remove_all(local_dir);
+    const std::vector<std::pair<std::string, std::string>> resources = {
+        {"checkpoint", "checkpoint"}, {"full tile", "tile/0/050"},
+        {"entry bundle", "tile/entries/050"}};
+    ProcessFigures server_before_reads, server_after_reads;
+    {
+      note("static reads: evledger serve and nginx, wrk -t1 -c32");
+      Child server, nginx;
+      auto url = start_server(server, reads_dir, scratch + "/serve-reads.out", true);
+      if (!url) return fail(url.error());
+      const int port = free_port();
+      if (Status s = write_nginx_conf(scratch + "/nginx", scratch + "/export", port); !s) return fail(s);
+      if (Status s = nginx.start("nginx", {"-e", scratch + "/nginx/error.log", "-p", scratch + "/nginx",
+                                           "-c", scratch + "/nginx/nginx.conf"},
+                                 scratch + "/nginx.out");
+          !s) {
+        return fail(s);
+      }
+      const std::string nginx_url = "http://127.0.0.1:" + std::to_string(port) + "/";
+      for (int i = 0; i < 300 && !http_get(nginx_url + "checkpoint"); ++i) usleep(10000);
+      // 10^4 requests first, for the memory figure at that point.
+      auto warm = HttpClient::open(*url);
+      if (!warm) return fail(warm.error());
+      server_before_reads = process_figures(server.pid());
+      for (int i = 0; i < 10000; ++i) {
+        auto r = (*warm)->get(resources[i % 3].second);
+        if (!r || r->status != 200) return fail(io_error("GET failed during the warm-up"));
+      }
+      warm->reset();
+      ProcessFigures after_1e4 = process_figures(server.pid());
+      uint64_t served = 10000;
+      for (const auto& [name, path] : resources) {
+        auto ours = run_wrk(*url + path, kWrkSeconds);
+        if (!ours) return fail(ours.error());
+        auto theirs = run_wrk(nginx_url + path, kWrkSeconds);
+        if (!theirs) return fail(theirs.error());
+        served += ours->requests;
+        static_reads.push_back({{"resource", name},
+                                {"path", path},
+                                {"evledgerPerSecond", std::round(ours->requests_per_second)},
+                                {"nginxPerSecond", std::round(theirs->requests_per_second)},
+                                {"ratioToNginx", ours->requests_per_second / theirs->requests_per_second},
+                                {"evledgerP99Ms", ours->p99_ms},
+                                {"nginxP99Ms", theirs->p99_ms}});
+      }
+      // Up to 10^6 requests in all, for the memory figure there.
+      while (served < 1000000) {
+        auto more = run_wrk(*url + resources[(served / 100000) % 3].second, kWrkSeconds);
+        if (!more) return fail(more.error());
+        served += more->requests;
+      }
+      usleep(200000);  // the load generator's connections close
+      server_after_reads = process_figures(server.pid());
+      static_reads.push_back({{"memory",
+                               {{"requests", 10000}, {"peakRssMB", after_1e4.peak_rss_mb}}},
+                              {"memoryAfter", {{"requests", served},
+                                               {"peakRssMB", server_after_reads.peak_rss_mb},
+                                               {"rssMB", server_after_reads.rss_mb}}},
+                              {"fds", {{"before", server_before_reads.fds},
+                                       {"after", server_after_reads.fds}}}});
+    }
+  }
 
   nlohmann::ordered_json posts = nlohmann::ordered_json::array();
-  for (size_t batch : {size_t{1}, size_t{100}}) {
-    note(batch == 1 ? "POST /add-event, 64 clients, 1 entry each"
-                    : "POST /add-event, 64 clients, 100 entries each");
-    const std::string dir = scratch + "/post-" + std::to_string(batch);
-    auto ledger = make_ledger(dir, true, seed);
-    if (!ledger) return fail(ledger.error());
-    fs::create_directories(dir + "/keys");
-    if (Status s = ledger->log_key->save(dir + "/keys/log.key"); !s) return fail(s);
-    ledger->ledger.reset();
-    Child server;
-    auto url = start_server(server, dir, dir + ".out", false);
-    if (!url) return fail(url.error());
-    const size_t count = batch == 1 ? std::min<size_t>(n_entries, 20000) : n_entries;
-    auto figures = post_load(*url, std::span(signed_entries).first(count), batch, 64);
-    if (!figures) return fail(figures.error());
-    posts.push_back({{"entriesPerRequest", batch},
-                     {"clients", 64},
-                     {"entries", figures->entries},
-                     {"perSecond", std::round(figures->per_second)},
-                     {"ratioToLocalAppend", figures->per_second / local_rate},
-                     {"p50Ms", figures->p50_ms},
-                     {"p99Ms", figures->p99_ms},
-                     {"target", "ratioToLocalAppend >= 0.7"}});
-    server.stop();
-    fs::remove_all(dir);
+  double local_rate = 0;
+  if (want("appends")) {
+    // Appends: the local sustained rate, then POST /add-event from 64 clients.
+    note("signing entries");
+    const std::string local_dir = scratch + "/local";
+    Bytes seed(32, 7);
+    // With the projections, as `evledger append` and `evledger serve` keep them.
+    auto local = make_ledger(local_dir, true, seed, make_projection_hook());
+    if (!local) return fail(local.error());
+    auto signed_entries = sign_many(local->importer, 0, n_entries, pool);
+    note("local sustained append with projections (batches of 1,000 from 8 threads)");
+    uint64_t local_added = 0;
+    auto local_s = append_from_clients(*local->ledger, signed_entries, kBatch, kClients, local_added);
+    if (!local_s) return fail(local_s.error());
+    local_rate = local_added / *local_s;
+    local->ledger.reset();
+    fs::remove_all(local_dir);
+
+    for (size_t batch : {size_t{1}, size_t{100}}) {
+      note(batch == 1 ? "POST /add-event, 64 clients, 1 entry each"
+                      : "POST /add-event, 64 clients, 100 entries each");
+      const std::string dir = scratch + "/post-" + std::to_string(batch);
+      auto ledger = make_ledger(dir, true, seed);
+      if (!ledger) return fail(ledger.error());
+      fs::create_directories(dir + "/keys");
+      if (Status s = ledger->log_key->save(dir + "/keys/log.key"); !s) return fail(s);
+      ledger->ledger.reset();
+      Child server;
+      auto url = start_server(server, dir, dir + ".out", false);
+      if (!url) return fail(url.error());
+      const size_t count = batch == 1 ? std::min<size_t>(n_entries, 20000) : n_entries;
+      auto figures = post_load(*url, std::span(signed_entries).first(count), batch, 64);
+      if (!figures) return fail(figures.error());
+      posts.push_back({{"entriesPerRequest", batch},
+                       {"clients", 64},
+                       {"entries", figures->entries},
+                       {"perSecond", std::round(figures->per_second)},
+                       {"ratioToLocalAppend", figures->per_second / local_rate},
+                       {"p50Ms", figures->p50_ms},
+                       {"p99Ms", figures->p99_ms},
+                       {"target", "ratioToLocalAppend >= 0.7"}});
+      server.stop();
+      fs::remove_all(dir);
+    }
   }
-  auto publish = publish_rounds(scratch, 10000, 3, note);
-  if (!publish) return fail(publish.error());
-  auto pages = page_figures(scratch, kWrkSeconds, note);
-  if (!pages) return fail(pages.error());
+  nlohmann::ordered_json out;
+  if (want("publish")) {
+    auto publish = publish_rounds(scratch, 10000, 3, note);
+    if (!publish) return fail(publish.error());
+    out["publish"] = publish_json(*publish);
+  }
+  if (want("pages")) {
+    auto pages = page_figures(scratch, kWrkSeconds, note);
+    if (!pages) return fail(pages.error());
+    out["pages"] = *pages;
+  }
   const double verify_after = ed25519_verify_rate(cores, kEntryBytes, 1.5);
   const double verify_all = (verify_before + verify_after) / 2;
-
-  nlohmann::ordered_json out;
-  out["machine"] = {{"cores", cores},
-                    {"ed25519VerifyPerSecondAllCores", std::round(verify_all)},
-                    {"localSustainedAppendPerSecond", std::round(local_rate)},
-                    {"localAppendRatioToVerify", local_rate / verify_all}};
-  out["staticReads"] = static_reads;
-  out["appends"] = posts;
-  out["publish"] = publish_json(*publish);
-  out["pages"] = *pages;
+  out["machine"] = {{"cores", cores}, {"ed25519VerifyPerSecondAllCores", std::round(verify_all)}};
+  if (want("appends")) {
+    out["machine"]["localSustainedAppendPerSecond"] = std::round(local_rate);
+    out["machine"]["localAppendRatioToVerify"] = local_rate / verify_all;
+  }
+  if (want("reads")) out["staticReads"] = static_reads;
+  if (want("appends")) out["appends"] = posts;
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
   }
-  std::printf("machine (%u cores): Ed25519 verify %.0f /s on all cores; local sustained append "
-              "%.0f /s (%.2f x verify)\n", cores, verify_all, local_rate, local_rate / verify_all);
-  std::printf("static reads, wrk -t1 -c32 %ds each, evledger serve vs nginx on the same export\n",
-              kWrkSeconds);
-  for (const auto& r : static_reads) {
-    if (!r.contains("resource")) continue;
-    std::printf("  %-13s %8.0f /s vs %8.0f /s = %.2f x nginx (targets >= 20,000/s, >= 0.7); "
-                "p99 %.2f ms vs %.2f ms\n",
-                r["resource"].get<std::string>().c_str(), r["evledgerPerSecond"].get<double>(),
-                r["nginxPerSecond"].get<double>(), r["ratioToNginx"].get<double>(),
-                r["evledgerP99Ms"].get<double>(), r["nginxP99Ms"].get<double>());
+  std::printf("machine (%u cores): Ed25519 verify %.0f /s on all cores\n", cores, verify_all);
+  if (want("reads")) {
+    std::printf("static reads, wrk -t1 -c32 %ds each, evledger serve vs nginx on the same export\n",
+                kWrkSeconds);
+    for (const auto& r : static_reads) {
+      if (!r.contains("resource")) continue;
+      std::printf("  %-13s %8.0f /s vs %8.0f /s = %.2f x nginx (targets >= 20,000/s, >= 0.7); "
+                  "p99 %.2f ms vs %.2f ms\n",
+                  r["resource"].get<std::string>().c_str(), r["evledgerPerSecond"].get<double>(),
+                  r["nginxPerSecond"].get<double>(), r["ratioToNginx"].get<double>(),
+                  r["evledgerP99Ms"].get<double>(), r["nginxP99Ms"].get<double>());
+    }
+    const auto& mem = static_reads.back();
+    std::printf("  server memory: peak RSS %.1f MB after 10^4 requests, %.1f MB after %llu; "
+                "descriptors %zu before the load, %zu after\n",
+                mem["memory"]["peakRssMB"].get<double>(), mem["memoryAfter"]["peakRssMB"].get<double>(),
+                static_cast<unsigned long long>(mem["memoryAfter"]["requests"].get<uint64_t>()),
+                mem["fds"]["before"].get<size_t>(), mem["fds"]["after"].get<size_t>());
   }
-  const auto& mem = static_reads.back();
-  std::printf("  server memory: peak RSS %.1f MB after 10^4 requests, %.1f MB after %llu; "
-              "descriptors %zu before the load, %zu after\n",
-              mem["memory"]["peakRssMB"].get<double>(), mem["memoryAfter"]["peakRssMB"].get<double>(),
-              static_cast<unsigned long long>(mem["memoryAfter"]["requests"].get<uint64_t>()),
-              mem["fds"]["before"].get<size_t>(), mem["fds"]["after"].get<size_t>());
-  std::printf("POST /add-event from 64 clients, signed 2 KiB entries, answered after the durable "
-              "commit with receipts\n");
-  for (const auto& p : posts) {
-    std::printf("  %3llu per request %8.0f /s = %.2f x local append (target >= 0.7); request "
-                "p50 %.2f ms, p99 %.2f ms\n",
-                static_cast<unsigned long long>(p["entriesPerRequest"].get<uint64_t>()),
-                p["perSecond"].get<double>(), p["ratioToLocalAppend"].get<double>(),
-                p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
+  if (want("appends")) {
+    std::printf("local sustained append %.0f /s (%.2f x verify)\n", local_rate, local_rate / verify_all);
+    std::printf("POST /add-event from 64 clients, signed 2 KiB entries, answered after the durable "
+                "commit with receipts\n");
+    for (const auto& p : posts) {
+      std::printf("  %3llu per request %8.0f /s = %.2f x local append (target >= 0.7); request "
+                  "p50 %.2f ms, p99 %.2f ms\n",
+                  static_cast<unsigned long long>(p["entriesPerRequest"].get<uint64_t>()),
+                  p["perSecond"].get<double>(), p["ratioToLocalAppend"].get<double>(),
+                  p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
+    }
   }
-  print_publish(out["publish"]);
-  print_pages(out["pages"]);
+  if (want("publish")) print_publish(out["publish"]);
+  if (want("pages")) print_pages(out["pages"]);
   return kExitOk;
 }
 

@@ -37,6 +37,25 @@ double percentile(std::vector<double> v, double p) {
   return v[k];
 }
 
+Result<std::set<std::string>> bench_parts(const Args& args, const std::vector<std::string>& known) {
+  std::set<std::string> all(known.begin(), known.end());
+  const auto named = args.get("parts");
+  if (!named) return all;
+  std::set<std::string> out;
+  std::stringstream list(*named);
+  for (std::string part; std::getline(list, part, ',');) {
+    if (all.count(part) == 0) {
+      std::string names;
+      for (const auto& k : known) names += (names.empty() ? "" : ",") + k;
+      return usage_error("--parts names '" + part + "', which is not a part of this benchmark; "
+                         "give some of " + names);
+    }
+    out.insert(part);
+  }
+  if (out.empty()) return usage_error("--parts names no part; give some of them, or leave it out");
+  return out;
+}
+
 std::string scratch_dir(const Args& args, const std::string& name) {
   std::string base = args.get("dir").value_or(std::filesystem::temp_directory_path().string());
   return base + "/evledger-bench-" + name + "-" + std::to_string(::getpid());

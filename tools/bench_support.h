@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t);
 double percentile(std::vector<double> values, double p);
+
+// The parts of a benchmark that --parts a,b,... names (each one of `known`), or all of them.
+Result<std::set<std::string>> bench_parts(const Args& args, const std::vector<std::string>& known);
 
 // <--dir or the system temp dir>/evledger-bench-<name>-<pid>.
 std::string scratch_dir(const Args& args, const std::string& name);

@@ -42,7 +42,8 @@ constexpr const char* kUsage =
     "       evledger bench memory --entries M [--keep DIR] [--dir DIR]\n"
     "       evledger bench audit-memory --ledger DIR\n"
     "       evledger bench rebuild --ledger DIR\n"
-    "       evledger bench serve [--json] [--entries N] [--dir DIR]\n"
+    "       evledger bench serve [--json] [--entries N] [--parts reads,appends,publish,pages]\n"
+    "                            [--dir DIR]\n"
     "       evledger bench witness [--json] [--requests N] [--logs K] [--publish-entries N]\n"
     "                              [--dir DIR]\n"
     "       evledger bench publish [--json] [--entries RUNS] [--rounds N] [--dir DIR]\n"
@@ -81,7 +82,8 @@ constexpr const char* kUsage =
     "        POST /add-event of N signed 2 KiB entries (default 50,000) from 64 clients, 1 and\n"
     "        100 per request, against the local sustained append measured in the same run.\n"
     "        Needs wrk and nginx (tools/scripts/install-deps.sh installs them). Then publish\n"
-    "        and pages.\n"
+    "        (with GET /api/v1/runs/{digest} on its catalog) and pages. --parts runs only\n"
+    "        the parts it names.\n"
     "publish  a publisher's import --to of a generated catalog of RUNS runs (default 10,000:\n"
     "        about 20,500 manifests) into evledger serve on loopback, against the same import\n"
     "        into a local ledger, both with projections, N rounds of each (default 3),\n"
@@ -304,7 +306,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   return run_command(argv,
                      {{"json", false}, {"entries"}, {"memory-entries"}, {"memory-events"}, {"dir"}, {"keep"},
                       {"ledger"}, {"requests"}, {"logs"}, {"publish-entries"}, {"rounds"},
-                      {"from"}, {"vkey"}},
+                      {"from"}, {"vkey"}, {"parts"}},
                      kUsage, run);
 }
 
