@@ -580,6 +580,171 @@ void print_pages(const nlohmann::ordered_json& p) {
   }
 }
 
+// Static reads: a ledger of 20,000 entries and its export, served by evledger and by nginx
+// with the same load generator and settings; the server's memory after 10^4 and 10^6 requests
+// and its descriptors before and after.
+Result<nlohmann::ordered_json> static_read_figures(const std::string& scratch, ThreadPool& pool,
+                                                   int wrk_seconds,
+                                                   const std::function<void(const char*)>& note) {
+  nlohmann::ordered_json static_reads = nlohmann::ordered_json::array();
+  note("a ledger of 20,000 entries and its export");
+  const std::string reads_dir = scratch + "/reads";
+  auto reads = make_ledger(reads_dir);
+  if (!reads) return reads.error();
+  if (Status s = fill(*reads, 0, 20000, pool); !s) return s;
+  if (auto r = export_tiles(*reads->ledger, scratch + "/export"); !r) return r.error();
+  fs::create_directories(reads_dir + "/keys");
+  if (Status s = reads->log_key->save(reads_dir + "/keys/log.key"); !s) return s;
+  reads->ledger.reset();
+
+  const std::vector<std::pair<std::string, std::string>> resources = {
+      {"checkpoint", "checkpoint"}, {"full tile", "tile/0/050"},
+      {"entry bundle", "tile/entries/050"}};
+  note("static reads: evledger serve and nginx, wrk -t1 -c32");
+  Child server, nginx;
+  auto url = start_server(server, reads_dir, scratch + "/serve-reads.out", true);
+  if (!url) return url.error();
+  const int port = free_port();
+  if (Status s = write_nginx_conf(scratch + "/nginx", scratch + "/export", port); !s) return s;
+  if (Status s = nginx.start("nginx", {"-e", scratch + "/nginx/error.log", "-p", scratch + "/nginx",
+                                       "-c", scratch + "/nginx/nginx.conf"},
+                             scratch + "/nginx.out");
+      !s) {
+    return s;
+  }
+  const std::string nginx_url = "http://127.0.0.1:" + std::to_string(port) + "/";
+  for (int i = 0; i < 300 && !http_get(nginx_url + "checkpoint"); ++i) usleep(10000);
+  // 10^4 requests first, for the memory figure at that point.
+  auto warm = HttpClient::open(*url);
+  if (!warm) return warm.error();
+  const ProcessFigures server_before_reads = process_figures(server.pid());
+  for (int i = 0; i < 10000; ++i) {
+    auto r = (*warm)->get(resources[i % 3].second);
+    if (!r || r->status != 200) return io_error("GET failed during the warm-up");
+  }
+  warm->reset();
+  ProcessFigures after_1e4 = process_figures(server.pid());
+  uint64_t served = 10000;
+  for (const auto& [name, path] : resources) {
+    auto ours = run_wrk(*url + path, wrk_seconds);
+    if (!ours) return ours.error();
+    auto theirs = run_wrk(nginx_url + path, wrk_seconds);
+    if (!theirs) return theirs.error();
+    served += ours->requests;
+    static_reads.push_back({{"resource", name},
+                            {"path", path},
+                            {"evledgerPerSecond", std::round(ours->requests_per_second)},
+                            {"nginxPerSecond", std::round(theirs->requests_per_second)},
+                            {"ratioToNginx", ours->requests_per_second / theirs->requests_per_second},
+                            {"evledgerP99Ms", ours->p99_ms},
+                            {"nginxP99Ms", theirs->p99_ms}});
+  }
+  // Up to 10^6 requests in all, for the memory figure there.
+  while (served < 1000000) {
+    auto more = run_wrk(*url + resources[(served / 100000) % 3].second, wrk_seconds);
+    if (!more) return more.error();
+    served += more->requests;
+  }
+  usleep(200000);  // the load generator's connections close
+  const ProcessFigures server_after_reads = process_figures(server.pid());
+  static_reads.push_back({{"memory",
+                           {{"requests", 10000}, {"peakRssMB", after_1e4.peak_rss_mb}}},
+                          {"memoryAfter", {{"requests", served},
+                                           {"peakRssMB", server_after_reads.peak_rss_mb},
+                                           {"rssMB", server_after_reads.rss_mb}}},
+                          {"fds", {{"before", server_before_reads.fds},
+                                   {"after", server_after_reads.fds}}}});
+  return static_reads;
+}
+
+void print_static_reads(const nlohmann::ordered_json& static_reads, int wrk_seconds) {
+  std::printf("static reads, wrk -t1 -c32 %ds each, evledger serve vs nginx on the same export\n",
+              wrk_seconds);
+  for (const auto& r : static_reads) {
+    if (!r.contains("resource")) continue;
+    std::printf("  %-13s %8.0f /s vs %8.0f /s = %.2f x nginx (targets >= 20,000/s, >= 0.7); "
+                "p99 %.2f ms vs %.2f ms\n",
+                r["resource"].get<std::string>().c_str(), r["evledgerPerSecond"].get<double>(),
+                r["nginxPerSecond"].get<double>(), r["ratioToNginx"].get<double>(),
+                r["evledgerP99Ms"].get<double>(), r["nginxP99Ms"].get<double>());
+  }
+  const auto& mem = static_reads.back();
+  std::printf("  server memory: peak RSS %.1f MB after 10^4 requests, %.1f MB after %llu; "
+              "descriptors %zu before the load, %zu after\n",
+              mem["memory"]["peakRssMB"].get<double>(), mem["memoryAfter"]["peakRssMB"].get<double>(),
+              static_cast<unsigned long long>(mem["memoryAfter"]["requests"].get<uint64_t>()),
+              mem["fds"]["before"].get<size_t>(), mem["fds"]["after"].get<size_t>());
+}
+
+struct AppendFigures {
+  double local_rate = 0;  // the local sustained append, entries/s
+  nlohmann::ordered_json posts = nlohmann::ordered_json::array();
+};
+
+// Appends: the local sustained rate, then POST /add-event from 64 clients, 1 and 100 entries
+// per request, each into a fresh ledger that `evledger serve` holds.
+Result<AppendFigures> append_figures(const std::string& scratch, uint64_t n_entries,
+                                     ThreadPool& pool,
+                                     const std::function<void(const char*)>& note) {
+  AppendFigures f;
+  note("signing entries");
+  const std::string local_dir = scratch + "/local";
+  Bytes seed(32, 7);
+  // With the projections, as `evledger append` and `evledger serve` keep them.
+  auto local = make_ledger(local_dir, true, seed, make_projection_hook());
+  if (!local) return local.error();
+  auto signed_entries = sign_many(local->importer, 0, n_entries, pool);
+  note("local sustained append with projections (batches of 1,000 from 8 threads)");
+  uint64_t local_added = 0;
+  auto local_s = append_from_clients(*local->ledger, signed_entries, kBatch, kClients, local_added);
+  if (!local_s) return local_s.error();
+  f.local_rate = local_added / *local_s;
+  local->ledger.reset();
+  fs::remove_all(local_dir);
+
+  for (size_t batch : {size_t{1}, size_t{100}}) {
+    note(batch == 1 ? "POST /add-event, 64 clients, 1 entry each"
+                    : "POST /add-event, 64 clients, 100 entries each");
+    const std::string dir = scratch + "/post-" + std::to_string(batch);
+    auto ledger = make_ledger(dir, true, seed);
+    if (!ledger) return ledger.error();
+    fs::create_directories(dir + "/keys");
+    if (Status s = ledger->log_key->save(dir + "/keys/log.key"); !s) return s;
+    ledger->ledger.reset();
+    Child server;
+    auto url = start_server(server, dir, dir + ".out", false);
+    if (!url) return url.error();
+    const size_t count = batch == 1 ? std::min<size_t>(n_entries, 20000) : n_entries;
+    auto figures = post_load(*url, std::span(signed_entries).first(count), batch, 64);
+    if (!figures) return figures.error();
+    f.posts.push_back({{"entriesPerRequest", batch},
+                       {"clients", 64},
+                       {"entries", figures->entries},
+                       {"perSecond", std::round(figures->per_second)},
+                       {"ratioToLocalAppend", figures->per_second / f.local_rate},
+                       {"p50Ms", figures->p50_ms},
+                       {"p99Ms", figures->p99_ms},
+                       {"target", "ratioToLocalAppend >= 0.7"}});
+    server.stop();
+    fs::remove_all(dir);
+  }
+  return f;
+}
+
+void print_appends(const AppendFigures& f, double verify_all) {
+  std::printf("local sustained append %.0f /s (%.2f x verify)\n", f.local_rate,
+              f.local_rate / verify_all);
+  std::printf("POST /add-event from 64 clients, signed 2 KiB entries, answered after the durable "
+              "commit with receipts\n");
+  for (const auto& p : f.posts) {
+    std::printf("  %3llu per request %8.0f /s = %.2f x local append (target >= 0.7); request "
+                "p50 %.2f ms, p99 %.2f ms\n",
+                static_cast<unsigned long long>(p["entriesPerRequest"].get<uint64_t>()),
+                p["perSecond"].get<double>(), p["ratioToLocalAppend"].get<double>(),
+                p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
+  }
+}
+
 }  // namespace
 
 int bench_pages(const Args& args) {
@@ -638,186 +803,51 @@ int bench_serve(const Args& args) {
 
   note("Ed25519 verify rate");
   const double verify_before = ed25519_verify_rate(cores, kEntryBytes, 1.5);
-
   ThreadPool pool;
-  nlohmann::ordered_json static_reads = nlohmann::ordered_json::array();
+  std::optional<nlohmann::ordered_json> reads, publish, pages;
+  std::optional<AppendFigures> appends;
   if (want("reads")) {
-    // Static reads: a ledger of 20,000 entries and its export, served by evledger and by nginx.
-    note("a ledger of 20,000 entries and its export");
-    const std::string reads_dir = scratch + "/reads";
-    auto reads = make_ledger(reads_dir);
-    if (!reads) return fail(reads.error());
-    if (Status s = fill(*reads, 0, 20000, pool); !s) return fail(s);
-    if (auto r = export_tiles(*reads->ledger, scratch + "/export"); !r) return fail(r.error());
-    fs::create_directories(reads_dir + "/keys");
-    if (Status s = reads->log_key->save(reads_dir + "/keys/log.key"); !s) return fail(s);
-    reads->ledger.reset();
-
-    const std::vector<std::pair<std::string, std::string>> resources = {
-        {"checkpoint", "checkpoint"}, {"full tile", "tile/0/050"},
-        {"entry bundle", "tile/entries/050"}};
-    ProcessFigures server_before_reads, server_after_reads;
-    {
-      note("static reads: evledger serve and nginx, wrk -t1 -c32");
-      Child server, nginx;
-      auto url = start_server(server, reads_dir, scratch + "/serve-reads.out", true);
-      if (!url) return fail(url.error());
-      const int port = free_port();
-      if (Status s = write_nginx_conf(scratch + "/nginx", scratch + "/export", port); !s) return fail(s);
-      if (Status s = nginx.start("nginx", {"-e", scratch + "/nginx/error.log", "-p", scratch + "/nginx",
-                                           "-c", scratch + "/nginx/nginx.conf"},
-                                 scratch + "/nginx.out");
-          !s) {
-        return fail(s);
-      }
-      const std::string nginx_url = "http://127.0.0.1:" + std::to_string(port) + "/";
-      for (int i = 0; i < 300 && !http_get(nginx_url + "checkpoint"); ++i) usleep(10000);
-      // 10^4 requests first, for the memory figure at that point.
-      auto warm = HttpClient::open(*url);
-      if (!warm) return fail(warm.error());
-      server_before_reads = process_figures(server.pid());
-      for (int i = 0; i < 10000; ++i) {
-        auto r = (*warm)->get(resources[i % 3].second);
-        if (!r || r->status != 200) return fail(io_error("GET failed during the warm-up"));
-      }
-      warm->reset();
-      ProcessFigures after_1e4 = process_figures(server.pid());
-      uint64_t served = 10000;
-      for (const auto& [name, path] : resources) {
-        auto ours = run_wrk(*url + path, kWrkSeconds);
-        if (!ours) return fail(ours.error());
-        auto theirs = run_wrk(nginx_url + path, kWrkSeconds);
-        if (!theirs) return fail(theirs.error());
-        served += ours->requests;
-        static_reads.push_back({{"resource", name},
-                                {"path", path},
-                                {"evledgerPerSecond", std::round(ours->requests_per_second)},
-                                {"nginxPerSecond", std::round(theirs->requests_per_second)},
-                                {"ratioToNginx", ours->requests_per_second / theirs->requests_per_second},
-                                {"evledgerP99Ms", ours->p99_ms},
-                                {"nginxP99Ms", theirs->p99_ms}});
-      }
-      // Up to 10^6 requests in all, for the memory figure there.
-      while (served < 1000000) {
-        auto more = run_wrk(*url + resources[(served / 100000) % 3].second, kWrkSeconds);
-        if (!more) return fail(more.error());
-        served += more->requests;
-      }
-      usleep(200000);  // the load generator's connections close
-      server_after_reads = process_figures(server.pid());
-      static_reads.push_back({{"memory",
-                               {{"requests", 10000}, {"peakRssMB", after_1e4.peak_rss_mb}}},
-                              {"memoryAfter", {{"requests", served},
-                                               {"peakRssMB", server_after_reads.peak_rss_mb},
-                                               {"rssMB", server_after_reads.rss_mb}}},
-                              {"fds", {{"before", server_before_reads.fds},
-                                       {"after", server_after_reads.fds}}}});
-    }
+    auto r = static_read_figures(scratch, pool, kWrkSeconds, note);
+    if (!r) return fail(r.error());
+    reads = std::move(*r);
   }
-
-  nlohmann::ordered_json posts = nlohmann::ordered_json::array();
-  double local_rate = 0;
   if (want("appends")) {
-    // Appends: the local sustained rate, then POST /add-event from 64 clients.
-    note("signing entries");
-    const std::string local_dir = scratch + "/local";
-    Bytes seed(32, 7);
-    // With the projections, as `evledger append` and `evledger serve` keep them.
-    auto local = make_ledger(local_dir, true, seed, make_projection_hook());
-    if (!local) return fail(local.error());
-    auto signed_entries = sign_many(local->importer, 0, n_entries, pool);
-    note("local sustained append with projections (batches of 1,000 from 8 threads)");
-    uint64_t local_added = 0;
-    auto local_s = append_from_clients(*local->ledger, signed_entries, kBatch, kClients, local_added);
-    if (!local_s) return fail(local_s.error());
-    local_rate = local_added / *local_s;
-    local->ledger.reset();
-    fs::remove_all(local_dir);
-
-    for (size_t batch : {size_t{1}, size_t{100}}) {
-      note(batch == 1 ? "POST /add-event, 64 clients, 1 entry each"
-                      : "POST /add-event, 64 clients, 100 entries each");
-      const std::string dir = scratch + "/post-" + std::to_string(batch);
-      auto ledger = make_ledger(dir, true, seed);
-      if (!ledger) return fail(ledger.error());
-      fs::create_directories(dir + "/keys");
-      if (Status s = ledger->log_key->save(dir + "/keys/log.key"); !s) return fail(s);
-      ledger->ledger.reset();
-      Child server;
-      auto url = start_server(server, dir, dir + ".out", false);
-      if (!url) return fail(url.error());
-      const size_t count = batch == 1 ? std::min<size_t>(n_entries, 20000) : n_entries;
-      auto figures = post_load(*url, std::span(signed_entries).first(count), batch, 64);
-      if (!figures) return fail(figures.error());
-      posts.push_back({{"entriesPerRequest", batch},
-                       {"clients", 64},
-                       {"entries", figures->entries},
-                       {"perSecond", std::round(figures->per_second)},
-                       {"ratioToLocalAppend", figures->per_second / local_rate},
-                       {"p50Ms", figures->p50_ms},
-                       {"p99Ms", figures->p99_ms},
-                       {"target", "ratioToLocalAppend >= 0.7"}});
-      server.stop();
-      fs::remove_all(dir);
-    }
+    auto a = append_figures(scratch, n_entries, pool, note);
+    if (!a) return fail(a.error());
+    appends = std::move(*a);
   }
-  nlohmann::ordered_json out;
   if (want("publish")) {
-    auto publish = publish_rounds(scratch, 10000, 3, note);
-    if (!publish) return fail(publish.error());
-    out["publish"] = publish_json(*publish);
+    auto p = publish_rounds(scratch, 10000, 3, note);
+    if (!p) return fail(p.error());
+    publish = publish_json(*p);
   }
   if (want("pages")) {
-    auto pages = page_figures(scratch, kWrkSeconds, note);
-    if (!pages) return fail(pages.error());
-    out["pages"] = *pages;
+    auto p = page_figures(scratch, kWrkSeconds, note);
+    if (!p) return fail(p.error());
+    pages = std::move(*p);
   }
   const double verify_after = ed25519_verify_rate(cores, kEntryBytes, 1.5);
   const double verify_all = (verify_before + verify_after) / 2;
+
+  nlohmann::ordered_json out;
   out["machine"] = {{"cores", cores}, {"ed25519VerifyPerSecondAllCores", std::round(verify_all)}};
-  if (want("appends")) {
-    out["machine"]["localSustainedAppendPerSecond"] = std::round(local_rate);
-    out["machine"]["localAppendRatioToVerify"] = local_rate / verify_all;
+  if (appends) {
+    out["machine"]["localSustainedAppendPerSecond"] = std::round(appends->local_rate);
+    out["machine"]["localAppendRatioToVerify"] = appends->local_rate / verify_all;
   }
-  if (want("reads")) out["staticReads"] = static_reads;
-  if (want("appends")) out["appends"] = posts;
+  if (reads) out["staticReads"] = *reads;
+  if (appends) out["appends"] = appends->posts;
+  if (publish) out["publish"] = *publish;
+  if (pages) out["pages"] = *pages;
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
   }
   std::printf("machine (%u cores): Ed25519 verify %.0f /s on all cores\n", cores, verify_all);
-  if (want("reads")) {
-    std::printf("static reads, wrk -t1 -c32 %ds each, evledger serve vs nginx on the same export\n",
-                kWrkSeconds);
-    for (const auto& r : static_reads) {
-      if (!r.contains("resource")) continue;
-      std::printf("  %-13s %8.0f /s vs %8.0f /s = %.2f x nginx (targets >= 20,000/s, >= 0.7); "
-                  "p99 %.2f ms vs %.2f ms\n",
-                  r["resource"].get<std::string>().c_str(), r["evledgerPerSecond"].get<double>(),
-                  r["nginxPerSecond"].get<double>(), r["ratioToNginx"].get<double>(),
-                  r["evledgerP99Ms"].get<double>(), r["nginxP99Ms"].get<double>());
-    }
-    const auto& mem = static_reads.back();
-    std::printf("  server memory: peak RSS %.1f MB after 10^4 requests, %.1f MB after %llu; "
-                "descriptors %zu before the load, %zu after\n",
-                mem["memory"]["peakRssMB"].get<double>(), mem["memoryAfter"]["peakRssMB"].get<double>(),
-                static_cast<unsigned long long>(mem["memoryAfter"]["requests"].get<uint64_t>()),
-                mem["fds"]["before"].get<size_t>(), mem["fds"]["after"].get<size_t>());
-  }
-  if (want("appends")) {
-    std::printf("local sustained append %.0f /s (%.2f x verify)\n", local_rate, local_rate / verify_all);
-    std::printf("POST /add-event from 64 clients, signed 2 KiB entries, answered after the durable "
-                "commit with receipts\n");
-    for (const auto& p : posts) {
-      std::printf("  %3llu per request %8.0f /s = %.2f x local append (target >= 0.7); request "
-                  "p50 %.2f ms, p99 %.2f ms\n",
-                  static_cast<unsigned long long>(p["entriesPerRequest"].get<uint64_t>()),
-                  p["perSecond"].get<double>(), p["ratioToLocalAppend"].get<double>(),
-                  p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
-    }
-  }
-  if (want("publish")) print_publish(out["publish"]);
-  if (want("pages")) print_pages(out["pages"]);
+  if (reads) print_static_reads(*reads, kWrkSeconds);
+  if (appends) print_appends(*appends, verify_all);
+  if (publish) print_publish(*publish);
+  if (pages) print_pages(*pages);
   return kExitOk;
 }
 
