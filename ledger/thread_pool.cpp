@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include <cerrno>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,13 +15,19 @@ namespace evl {
 
 namespace {
 
-constexpr int kBackgroundNice = 10;
+constexpr int kBackgroundNice = 10;  // added to the nice value the thread started with
+constexpr int kLowestPriority = 19;  // the largest nice value Linux takes
 
-// Lowers the calling thread's priority: on Linux, nice values are per thread. Raising it back
-// would need a privilege, so only threads that are the pool's own do this.
+// Lowers the calling thread's priority below the one it inherited (a process started under
+// `nice` keeps its workers below its writer too): on Linux, nice values are per thread.
+// Raising it back would need a privilege, so only threads that are the pool's own do this.
 void lower_own_priority() {
+  const auto self = static_cast<id_t>(::gettid());
+  errno = 0;  // getpriority may return -1 as a value
+  const int inherited = getpriority(PRIO_PROCESS, self);
+  if (errno != 0) return;
   // A failure leaves the thread at normal priority, which only costs the writer its head start.
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kBackgroundNice);
+  (void)setpriority(PRIO_PROCESS, self, std::min(inherited + kBackgroundNice, kLowestPriority));
 }
 
 }  // namespace

@@ -125,7 +125,9 @@ TEST_CASE("a background pool does the work on its own threads, at a lower priori
     });
     for (auto& v : visits) CHECK(v == 1);
     CHECK(on_caller == 0);
-    CHECK(at_normal_priority == 0);
+    // Below the caller's priority, whatever it is (the suite may run under `nice`), unless the
+    // caller already has the lowest there is.
+    if (caller_nice < 19) CHECK(at_normal_priority == 0);
     // The caller's own priority is untouched.
     CHECK(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())) == caller_nice);
     // Up to min_per_thread items run inline: waking a worker would cost more.
