@@ -10,7 +10,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
@@ -70,8 +71,8 @@ class Session : public std::enable_shared_from_this<Session> {
                    beast::bind_front_handler(&Session::read_header, shared_from_this()));
   }
 
-  // From shutdown(): on the session's strand, close it if it waits for a request that has not
-  // begun to arrive; a busy one closes after its response.
+  // From shutdown(): on the session's event loop, close it if it waits for a request that has
+  // not begun to arrive; a busy one closes after its response.
   void close_if_idle() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->idle_) self->stream_.socket().close();
@@ -257,8 +258,9 @@ class ServerImpl final : public HttpServer {
   ServerImpl(const ServerOptions& options, const RouteTable& router, ServerContext& context)
       : options_(options),
         shared_{router, context, options.limits},
-        acceptor_(ioc_),
-        signals_(ioc_, SIGINT, SIGTERM) {
+        loops_(make_loops(options.threads)),
+        acceptor_(*loops_[0]),
+        signals_(*loops_[0], SIGINT, SIGTERM) {
     for (const auto& r : router.routes()) shared_.max_body = std::max<uint64_t>(shared_.max_body, r.body_limit);
   }
 
@@ -266,7 +268,7 @@ class ServerImpl final : public HttpServer {
 
   Status listen() {
     beast::error_code ec;
-    tcp::resolver resolver(ioc_);
+    tcp::resolver resolver(*loops_[0]);
     auto results = resolver.resolve(options_.host, options_.port,
                                     tcp::resolver::passive | tcp::resolver::numeric_service, ec);
     if (ec || results.empty()) {
@@ -293,8 +295,10 @@ class ServerImpl final : public HttpServer {
     signals_.async_wait([this](beast::error_code ec, int signal) {
       if (!ec) note_signal(signal);
     });
-    unsigned n = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    for (auto& loop : loops_) {
+      guards_.emplace_back(loop->get_executor());
+      threads_.emplace_back([&io = *loop] { io.run(); });
+    }
   }
 
   std::string host() const override { return options_.host; }
@@ -312,7 +316,7 @@ class ServerImpl final : public HttpServer {
     if (stopped_) return;
     stopped_ = true;
     shared_.closing.store(true);
-    asio::post(ioc_, [this] {
+    asio::post(*loops_[0], [this] {
       beast::error_code ignored;
       acceptor_.close(ignored);
       signals_.cancel(ignored);
@@ -332,7 +336,7 @@ class ServerImpl final : public HttpServer {
       std::unique_lock lock(shared_.mu);
       shared_.all_closed.wait_for(lock, grace, [&] { return shared_.sessions.empty(); });
     }
-    ioc_.stop();
+    for (auto& loop : loops_) loop->stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
@@ -354,8 +358,25 @@ class ServerImpl final : public HttpServer {
     }
   }
 
+  // One event loop per I/O thread, each connection on one of them in turn: a connection's
+  // handlers never run on two threads, so it needs no strand, and the loops share no lock
+  // (one io_context run by every thread serialises them on its scheduler's mutex).
+  static std::vector<std::unique_ptr<asio::io_context>> make_loops(unsigned threads) {
+    const unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::unique_ptr<asio::io_context>> loops;
+    for (unsigned i = 0; i < n; ++i) {
+      loops.push_back(std::make_unique<asio::io_context>(1));
+      // A loop opens its reactor's descriptors (epoll, wakeup, timers) with its first timer:
+      // here, at start, not at its first connection, so the count of descriptors a server
+      // holds while idle is the same before and after any load.
+      asio::steady_timer open_reactor(*loops.back());
+    }
+    return loops;
+  }
+
   void accept() {
-    acceptor_.async_accept(asio::make_strand(ioc_), [this](beast::error_code ec, tcp::socket s) {
+    asio::io_context& loop = *loops_[next_loop_++ % loops_.size()];
+    acceptor_.async_accept(loop, [this](beast::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
       if (!ec) admit(std::move(s));
       accept();
@@ -383,7 +404,9 @@ class ServerImpl final : public HttpServer {
 
   ServerOptions options_;
   Shared shared_;
-  asio::io_context ioc_;
+  std::vector<std::unique_ptr<asio::io_context>> loops_;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
+  size_t next_loop_ = 0;  // the loop the next connection goes to; only the acceptor's handler moves it
   tcp::acceptor acceptor_;
   asio::signal_set signals_;
   std::vector<std::thread> threads_;
