@@ -188,29 +188,20 @@ Result<double> append_from_clients(Ledger& ledger, std::span<const Bytes> entrie
 
 Result<std::vector<std::string>> run_child(const std::vector<std::string>& args,
                                            const std::string& scratch) {
-  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::string out_path = scratch + ".child-" + std::to_string(::getpid()) + ".out";
-  std::vector<std::string> argv_s{self};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return io_error("cannot start a benchmark child process");
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const std::string out_path = scratch + ".child-" + std::to_string(::getpid()) + ".out";
+  Child child;
+  EVL_RETURN_IF_ERROR(child.start(self_path(), args, out_path));
+  const int status = child.wait();
   auto text = read_file(out_path, ReadLimit{"benchmark child's output", size_t{1} << 20});
+  auto errors = read_file(out_path + ".err", ReadLimit{"benchmark child's errors", size_t{1} << 20});
   std::filesystem::remove(out_path);
+  std::filesystem::remove(out_path + ".err");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !text) {
     const std::string how = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
                                               : std::string("killed");
-    const std::string said = text && !text->empty() ? ": " + text->substr(0, 300) : "";
+    const std::string said = errors && !errors->empty() ? ": " + errors->substr(0, 300)
+                             : text && !text->empty()   ? ": " + text->substr(0, 300)
+                                                        : "";
     return io_error("the benchmark child 'evledger " + args.at(0) + " " + args.at(1) +
                     "' failed (" + how + ")" + said);
   }
@@ -261,6 +252,13 @@ Result<std::string> Child::line_starting(const std::string& prefix) {
     usleep(10000);
   }
   return io_error("the child printed no '" + prefix + "' within 30 s");
+}
+
+int Child::wait() {
+  int status = 0;
+  if (pid_ > 0) waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
 }
 
 void Child::stop() {

@@ -107,6 +107,8 @@ class Child {
   // The first line of its output that starts with `prefix`, within 30 s.
   Result<std::string> line_starting(const std::string& prefix);
   pid_t pid() const { return pid_; }
+  // Waits for it to exit on its own and returns its wait status (waitpid's).
+  int wait();
   void stop();
 
  private:
