@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -676,6 +677,18 @@ void print_static_reads(const nlohmann::ordered_json& static_reads, int wrk_seco
               mem["fds"]["before"].get<size_t>(), mem["fds"]["after"].get<size_t>());
 }
 
+// The value of an unlabelled metric in a Prometheus text exposition, or 0 when it is absent.
+double metric_value(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > name.size() && line.compare(0, name.size(), name) == 0 &&
+        line[name.size()] == ' ') {
+      return std::strtod(line.c_str() + name.size() + 1, nullptr);
+    }
+  }
+  return 0;
+}
+
 struct AppendFigures {
   double local_rate = 0;  // the local sustained append, entries/s
   nlohmann::ordered_json posts = nlohmann::ordered_json::array();
@@ -717,6 +730,10 @@ Result<AppendFigures> append_figures(const std::string& scratch, uint64_t n_entr
     const size_t count = batch == 1 ? std::min<size_t>(n_entries, 20000) : n_entries;
     auto figures = post_load(*url, std::span(signed_entries).first(count), batch, 64);
     if (!figures) return figures.error();
+    // How many requests shared each durable commit, from the server's own counter.
+    auto metrics = http_get(*url + "metrics");
+    if (!metrics) return metrics.error().with_context("the server's /metrics");
+    const double commits = metric_value(*metrics, "evledger_commits_total");
     f.posts.push_back({{"entriesPerRequest", batch},
                        {"clients", 64},
                        {"entries", figures->entries},
@@ -724,6 +741,8 @@ Result<AppendFigures> append_figures(const std::string& scratch, uint64_t n_entr
                        {"ratioToLocalAppend", figures->per_second / f.local_rate},
                        {"p50Ms", figures->p50_ms},
                        {"p99Ms", figures->p99_ms},
+                       {"commits", commits},
+                       {"entriesPerCommit", commits > 0 ? figures->entries / commits : 0.0},
                        {"target", "ratioToLocalAppend >= 0.7"}});
     server.stop();
     fs::remove_all(dir);
@@ -738,10 +757,11 @@ void print_appends(const AppendFigures& f, double verify_all) {
               "commit with receipts\n");
   for (const auto& p : f.posts) {
     std::printf("  %3llu per request %8.0f /s = %.2f x local append (target >= 0.7); request "
-                "p50 %.2f ms, p99 %.2f ms\n",
+                "p50 %.2f ms, p99 %.2f ms; %.0f entries per commit\n",
                 static_cast<unsigned long long>(p["entriesPerRequest"].get<uint64_t>()),
                 p["perSecond"].get<double>(), p["ratioToLocalAppend"].get<double>(),
-                p["p50Ms"].get<double>(), p["p99Ms"].get<double>());
+                p["p50Ms"].get<double>(), p["p99Ms"].get<double>(),
+                p["entriesPerCommit"].get<double>());
   }
 }
 
