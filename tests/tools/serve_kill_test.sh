@@ -30,19 +30,7 @@ start_server() {
   [ -n "$URL" ]
 }
 
-# The entries: a catalog imported into A; L is A's copy from before the import, so that A's
-# entries (but the first two) are new to L.
-A="$T/a"
-L="$T/l"
-"$E" init --ledger "$A" --origin kill.evledger.invalid/log >/dev/null 2>&1 || { bad "init"; finish; exit 1; }
-VKEY=$(cat "$A/keys/log.vkey")
-"$E" key new imp@sol --out "$T/imp.key" >/dev/null
-"$E" key grant --ledger "$A" --key "$T/imp.key.vkey" --role importer --scope sol-execbench --signer "$A/keys/admin.key" >/dev/null
-cp -a "$A" "$L"
-"$E" gen --runs 5000 2>/dev/null | "$E" import --ledger "$A" --key "$T/imp.key" - >/dev/null 2>&1 || bad "import into A"
-"$E" export-tiles --ledger "$A" --out "$T/xa" >/dev/null || bad "export A"
-: > "$T/entries.bin"
-for f in $(cd "$T/xa" && find tile/entries -type f | sort); do cat "$T/xa/$f" >> "$T/entries.bin"; done
+kill_catalog kill.evledger.invalid/log 5000 || { finish; exit 1; }
 
 kills=0
 for round in $(seq "$ROUNDS"); do

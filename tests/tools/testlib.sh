@@ -109,3 +109,24 @@ activity_ledger() {
   grant cur --role curator
 }
 grant() { expect 0 "grant $1" -- "$E" key grant --ledger "$L" --key "$T/$1.key.vkey" --signer "$A" "${@:2}"; }
+
+# kill_catalog ORIGIN RUNS: the ledgers of a kill test. $A gets a catalog of RUNS runs imported
+# by $T/imp.key; $L is A's copy from before the import, so that A's entries (but the first two)
+# are new to L; $T/entries.bin holds A's entries in the uint16 framing of tile/entries bundles;
+# $VKEY is the log's verifier key. Returns 1 when a step fails.
+kill_catalog() {
+  A="$T/a"
+  L="$T/l"
+  "$E" init --ledger "$A" --origin "$1" >/dev/null 2>&1 || { bad "init"; return 1; }
+  VKEY=$(cat "$A/keys/log.vkey")
+  "$E" key new imp@sol --out "$T/imp.key" >/dev/null
+  "$E" key grant --ledger "$A" --key "$T/imp.key.vkey" --role importer --scope sol-execbench \
+    --signer "$A/keys/admin.key" >/dev/null
+  cp -a "$A" "$L"
+  "$E" gen --runs "$2" 2>/dev/null | "$E" import --ledger "$A" --key "$T/imp.key" - >/dev/null 2>&1 ||
+    { bad "import into A"; return 1; }
+  "$E" export-tiles --ledger "$A" --out "$T/xa" >/dev/null || { bad "export A"; return 1; }
+  : > "$T/entries.bin"
+  local f
+  for f in $(cd "$T/xa" && find tile/entries -type f | sort); do cat "$T/xa/$f" >> "$T/entries.bin"; done
+}
