@@ -119,6 +119,10 @@ Status LedgerImpl::open(bool create) {
   if (!read_only_) {
     std::string lock_path = (db_dir / "writer.lock").string();
     lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0 && errno == EROFS)
+      return io_error("cannot open " + lock_path + ": the file system is read-only, and a writer " +
+                      "needs the ledger's db/ writable: remount it read-write, or read it with a " +
+                      "command that only reads (verify, log, serve --read-only)");
     if (lock_fd_ < 0) return io_error("cannot open " + lock_path + ": " + std::strerror(errno));
     if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       return io_error("ledger " + dir_ + " is open for writing by another process; wait for "
