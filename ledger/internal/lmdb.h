@@ -72,11 +72,12 @@ class Txn {
   Txn() = default;
   Txn(const Txn&) = delete;
   Txn& operator=(const Txn&) = delete;
-  Txn(Txn&& o) noexcept : txn_(o.txn_) { o.txn_ = nullptr; }
+  Txn(Txn&& o) noexcept : txn_(o.txn_), write_(o.write_) { o.txn_ = nullptr; }
   Txn& operator=(Txn&& o) noexcept {
     if (this != &o) {
       abort();
       txn_ = o.txn_;
+      write_ = o.write_;
       o.txn_ = nullptr;
     }
     return *this;
@@ -88,6 +89,7 @@ class Txn {
     int rc = mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &t.txn_);
     if (rc != 0) return error(rc, write ? "cannot begin a write transaction"
                                         : "cannot begin a read transaction");
+    t.write_ = write;
     return t;
   }
 
@@ -95,14 +97,42 @@ class Txn {
 
   // Makes the transaction durable (fsync unless the environment says otherwise).
   Status commit() {
-    int rc = mdb_txn_commit(txn_);
-    txn_ = nullptr;
+    int rc = commit_code();
     return rc == 0 ? Status::ok() : error(rc, "cannot commit");
   }
   // As commit(), returning the raw LMDB code (MDB_MAP_FULL is worth a retry).
+  //
+  // A write transaction's failed commit leaves the file as the last commit left it. LMDB 0.9
+  // does not, when the write of the meta page fails (mdb_env_write_meta): it then writes the
+  // new transaction's trees back into that page under the old transaction id, through the
+  // descriptor without O_DSYNC, "to prevent it from being used" on a disk it expects to fail
+  // anyway. When that second write succeeds (a fault that passed), the older meta page names
+  // pages of a commit that never happened, which the structure check (lmdb_check.h) rightly
+  // calls damage. So the page the commit overwrites (transaction id mod 2) is read before it,
+  // and written back and synced when the commit fails and the page differs.
   int commit_code() {
+    Bytes before;
+    off_t at = 0;
+    mdb_filehandle_t fd = -1;
+    if (write_) {
+      MDB_env* env = mdb_txn_env(txn_);
+      MDB_stat stat;
+      if (mdb_env_stat(env, &stat) == 0 && mdb_env_get_fd(env, &fd) == 0) {
+        before.resize(stat.ms_psize);
+        at = off_t(mdb_txn_id(txn_) % 2) * stat.ms_psize;
+        if (::pread(fd, before.data(), before.size(), at) != ssize_t(before.size())) before.clear();
+      }
+    }
     int rc = mdb_txn_commit(txn_);
     txn_ = nullptr;
+    if (rc != 0 && !before.empty()) {
+      Bytes now(before.size());
+      if (::pread(fd, now.data(), now.size(), at) != ssize_t(now.size()) || now != before) {
+        if (::pwrite(fd, before.data(), before.size(), at) == ssize_t(before.size())) {
+          ::fdatasync(fd);
+        }
+      }
+    }
     return rc;
   }
   void abort() {
@@ -141,6 +171,7 @@ class Txn {
 
  private:
   MDB_txn* txn_ = nullptr;
+  bool write_ = false;
 };
 
 class Cursor {

@@ -25,6 +25,8 @@
 //   EVLEDGER_PL_EIO_WRITE        N: the N-th write call on a journalled file fails with EIO
 //                                and writes nothing (a disk fault)
 //   EVLEDGER_PL_EIO_SYNC         N: the N-th fsync/fdatasync fails with EIO
+//   EVLEDGER_PL_EIO_DSYNC_WRITE  N: the N-th write call on an O_DSYNC/O_SYNC descriptor fails
+//                                with EIO and writes nothing (LMDB's N-th meta-page write)
 //   EVLEDGER_PL_UNSAFE           "nosync": a disk that lies. Syncs reach the kernel but are
 //                                not journalled as syncs and O_DSYNC writes as plain writes,
 //                                so materialise.py may drop writes the program synced. Only
@@ -76,8 +78,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char dir[PATH_MAX];
 static size_t dir_len;
 static int journal = -1;
-static long cut_after = -1, eio_write = -1, eio_sync = -1;
-static long syncs, writes, sync_calls;
+static long cut_after = -1, eio_write = -1, eio_sync = -1, eio_dsync_write = -1;
+static long syncs, writes, dsync_writes, sync_calls;
 static int unsafe_nosync;
 static char* paths[MAX_FDS];  // the path under dir of each journalled descriptor, or NULL
 static unsigned char durable[MAX_FDS];
@@ -110,6 +112,7 @@ static void init(void) {
   cut_after = env_number("EVLEDGER_PL_CUT_AFTER_SYNCS");
   eio_write = env_number("EVLEDGER_PL_EIO_WRITE");
   eio_sync = env_number("EVLEDGER_PL_EIO_SYNC");
+  eio_dsync_write = env_number("EVLEDGER_PL_EIO_DSYNC_WRITE");
   const char* u = getenv("EVLEDGER_PL_UNSAFE");
   unsafe_nosync = u && strcmp(u, "nosync") == 0;
 }
@@ -181,9 +184,10 @@ static void opened(int fd, int flags) {
 
 static int tracked(int fd) { return journal >= 0 && fd >= 0 && fd < MAX_FDS && paths[fd]; }
 
-// Whether this write call is the one to fail with EIO. Called with the lock held.
-static int fail_this_write(void) {
+// Whether this write call on `fd` is the one to fail with EIO. Called with the lock held.
+static int fail_this_write(int fd) {
   writes++;
+  if (durable[fd] && ++dsync_writes == eio_dsync_write) return 1;
   return eio_write >= 0 && writes == eio_write;
 }
 
@@ -269,7 +273,7 @@ enum call { kWrite, kPwrite, kPwrite64, kWritev, kPwritev, kPwritev2 };
 static ssize_t do_write(enum call call, int fd, const struct iovec* iov, int iovcnt,
                         off_t offset, int flags) {
   pthread_mutex_lock(&lock);
-  if (fail_this_write()) {
+  if (fail_this_write(fd)) {
     pthread_mutex_unlock(&lock);
     errno = EIO;
     return -1;
