@@ -9,7 +9,8 @@
 #     503 with that detail and keeps answering its readers; what was committed before verifies,
 #     every acknowledged entry is at its index, and the same command run again resumes;
 #   - a full disk under serve (a small tmpfs): 503 naming the full disk; once there is room,
-#     the server started again stores everything.
+#     the server started again stores everything (writes_test.sh fills the disk under init,
+#     import, append and a single event).
 # The full-disk and read-only parts mount file systems (root or CAP_SYS_ADMIN); where that is
 # refused they say so and are skipped.
 # Usage: disk_faults_test.sh EVLEDGER_BINARY SHIM_LIBRARY SOURCE_DIR
@@ -39,6 +40,9 @@ kill_catalog faults.evledger.invalid/log 300 || { finish; exit 1; }
 "$E" gen --runs 300 > "$T/cat.jsonl" 2>/dev/null
 "$E" log --ledger "$A" --from 2 --json | grep -o '"id":"sha256:[0-9a-f]*"' > "$T/ref.ids"
 cp -a "$L" "$T/empty"
+# The first entry alone (the genesis: answered present, or refused with the cause of the day).
+python3 -c "import sys; d=open(sys.argv[1],'rb').read(); n=d[0]<<8|d[1]; open(sys.argv[2],'wb').write(d[2:2+n])" \
+  "$T/entries.bin" "$T/first.bin"
 ids_from_2() { "$E" log --ledger "$1" --from 2 --json | grep -o '"id":"sha256:[0-9a-f]*"'; }
 # fresh DIR: DIR becomes a copy of the ledger that holds only the genesis and the grant.
 fresh() { rm -rf "$1"; cp -a "$T/empty" "$1"; }
@@ -103,6 +107,15 @@ while at + 24 <= len(data):
 print(hits[len(hits) // 2] if hits else 0)
 EOF
 }
+# all_acked DIR: every acknowledgement in $T/acks ("index id ...") is at its index in DIR.
+all_acked() {
+  python3 - "$T/acks" <("$E" log --ledger "$1" --json) <<'EOF'
+import json, sys
+log = {json.loads(l)["index"]: json.loads(l)["id"] for l in open(sys.argv[2])}
+lost = [l for l in open(sys.argv[1]) if l.strip() and log.get(int(l.split()[0])) != l.split()[1]]
+sys.exit(1 if lost else 0)
+EOF
+}
 # in_order DIR: DIR's entries from index 2 are a prefix of the reference's.
 in_order() { cmp -s <(ids_from_2 "$1") <(head -n "$(ids_from_2 "$1" | wc -l)" "$T/ref.ids"); }
 if [ "$shimmed" = 1 ]; then
@@ -154,8 +167,6 @@ if [ "$shimmed" = 1 ]; then
     EVLEDGER_PL_JOURNAL="$T/journal" EVLEDGER_PL_EIO_WRITE=8 "$E" serve --ledger "$T/srv" --listen 127.0.0.1:0; then
     python3 "$LOAD" "$URL_eio" "$T/entries.bin" "$T/acks" --clients 4 --until-error >"$T/load.out" 2>&1 ||
       bad "publishers under EIO"
-    python3 -c "import sys; d=open(sys.argv[1],'rb').read(); n=d[0]<<8|d[1]; open(sys.argv[2],'wb').write(d[2:2+n])" \
-      "$T/entries.bin" "$T/first.bin"
     code=$(curl -s -o "$T/post" -D "$T/post.h" -w '%{http_code}' -H 'Content-Type: application/octet-stream' \
       --data-binary @"$T/first.bin" "${URL_eio}add-event")
     [ "$code" = 503 ] && ok || bad "a POST after EIO: HTTP $code, expected 503"
@@ -177,13 +188,45 @@ if [ "$shimmed" = 1 ]; then
         { bad "the server started again stores every entry"; cat "$T/load.out" >&2; }
       kill -TERM "$PID_srv2"; wait "$PID_srv2" 2>/dev/null
     fi
-    python3 - "$T/acks" <("$E" log --ledger "$T/srv" --json) <<'EOF' && ok || bad "an entry serve acknowledged before EIO is not at its index"
-import json, sys
-log = {json.loads(l)["index"]: json.loads(l)["id"] for l in open(sys.argv[2])}
-lost = [l for l in open(sys.argv[1]) if l.strip() and log.get(int(l.split()[0])) != l.split()[1]]
-sys.exit(1 if lost else 0)
-EOF
+    all_acked "$T/srv" && ok || bad "an entry serve acknowledged before EIO is not at its index"
   fi
+fi
+
+# --- a full disk under serve ---
+mkdir -p "$T/full"
+if mount -t tmpfs -o size=1m tmpfs "$T/full" 2>"$T/mount.err"; then
+  mounts+=("$T/full")
+  cp -a "$T/empty" "$T/full/L"
+  : > "$T/acks"
+  if start_server full --ledger "$T/full/L"; then
+    python3 "$LOAD" "$URL_full" "$T/entries.bin" "$T/acks" --clients 4 --batch 10 --until-error \
+      >"$T/load.out" 2>&1 || bad "publishers on a full disk"
+    code=$(curl -s -o "$T/post" -D "$T/post.h" -w '%{http_code}' -H 'Content-Type: application/octet-stream' \
+      --data-binary @"$T/first.bin" "${URL_full}add-event")
+    [ "$code" = 503 ] && ok || bad "a POST on a full disk: HTTP $code, expected 503"
+    contains "$T/post" "the disk is full: $T/full/L/db (" "the 503 names the full disk"
+    contains "$T/post" "free space on that file system or move the ledger to a larger one" "the 503 says what to do"
+    contains "$T/post.h" "Retry-After:" "the 503 on a full disk has Retry-After"
+    code=$(curl -s -o /dev/null -w '%{http_code}' "${URL_full}checkpoint")
+    [ "$code" = 200 ] && ok || bad "GET /checkpoint on a full disk: HTTP $code"
+    kill -TERM "$PID_full"; wait "$PID_full" 2>/dev/null
+  fi
+  acked=$(wc -l < "$T/acks")
+  [ "$acked" -gt 0 ] && [ "$acked" -lt "$(wc -l < "$T/ref.ids")" ] && ok ||
+    bad "serve should store some entries before the disk is full (it acknowledged $acked)"
+  expect 0 "the ledger a full disk stopped under serve verifies" -- "$E" verify --ledger "$T/full/L" --vkey "$VKEY"
+  mount -o remount,size=64m "$T/full"
+  if start_server full2 --ledger "$T/full/L"; then
+    python3 "$LOAD" "$URL_full2" "$T/entries.bin" "$T/acks" --clients 4 --batch 10 >"$T/load.out" 2>&1 && ok ||
+      { bad "once there is room, the server started again stores every entry"; cat "$T/load.out" >&2; }
+    kill -TERM "$PID_full2"; wait "$PID_full2" 2>/dev/null
+  fi
+  all_acked "$T/full/L" && ok || bad "an entry serve acknowledged before the disk was full is not at its index"
+  cmp -s <("$E" log --ledger "$T/full/L" --json | grep -o '"id":"sha256:[0-9a-f]*"' | sort) \
+    <(sort "$T/ref.ids" <("$E" log --ledger "$A" --limit 2 --json | grep -o '"id":"sha256:[0-9a-f]*"')) && ok ||
+    bad "the ledger filled under serve does not end with every entry once"
+else
+  echo "skipped the full-disk part: cannot mount a tmpfs ($(tr '\n' ' ' < "$T/mount.err"))"
 fi
 
 finish
