@@ -178,6 +178,14 @@ Status LedgerImpl::open_env(bool create) {
                     "; reading a ledger needs read access to " + path + " and its data.mdb, "
                     "writing also write access to the directory");
   }
+  if (rc == ENOMEM) {
+    const auto why = lmdb::cannot_map(map_size_);
+    return io_error("cannot open the ledger database in " + path + ": LMDB maps " +
+                    std::to_string(map_size_) + " bytes of address space for it (not memory), "
+                    "and this process may not map that much (" +
+                    why.value_or(std::string("mmap: ") + mdb_strerror(rc)) +
+                    "): raise the limit (ulimit -v)");
+  }
   if (rc != 0) return lmdb::error(rc, "cannot open the ledger database in " + path);
   if (unlocked && !probing_ && notice_) {
     notice_("reading " + path + " without LMDB's lock file (" + *unlocked + "): this is safe "
@@ -691,6 +699,13 @@ Status LedgerImpl::stage_group(lmdb::Txn& txn, std::span<GroupRange> group,
 Status LedgerImpl::grow_map() {
   std::unique_lock lock(resize_mu_);
   uint64_t bigger = map_size_ * 2;
+  if (auto why = lmdb::cannot_map(bigger)) {
+    return io_error("cannot grow the LMDB map of " + dir_ + "/db from " +
+                    std::to_string(map_size_) + " to " + std::to_string(bigger) +
+                    " bytes: this process may not map that much address space (" + *why +
+                    "); nothing of this commit was stored and reads go on: raise the limit "
+                    "(ulimit -v), then run the command again");
+  }
   int rc = mdb_env_set_mapsize(env_, bigger);
   if (rc != 0) return lmdb::error(rc, "cannot grow the LMDB map");
   map_size_ = bigger;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <lmdb.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -57,6 +59,24 @@ inline Status write_error(int rc, const std::string& what, const std::string& db
   return io_error(what + ": the disk failed writing " + db_dir + " (" + mdb_strerror(rc) +
                   "; " + left + "); nothing of this commit was stored: check the system log "
                   "(dmesg) and the disk, then 'evledger verify' the ledger before appending");
+}
+
+// Why this process cannot map `bytes` more of address space, or nullopt when it can. LMDB maps
+// its whole map size (address space, not memory), so an address-space limit (ulimit -v) bounds
+// the map; and a failed mmap in mdb_env_set_mapsize leaves the environment without a map, which
+// crashes the next transaction, so a map is grown only after this probe.
+inline std::optional<std::string> cannot_map(uint64_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p != MAP_FAILED) {
+    ::munmap(p, bytes);
+    return std::nullopt;
+  }
+  std::string why = std::string("mmap: ") + std::strerror(errno);
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    why += "; ulimit -v is " + std::to_string(limit.rlim_cur / 1024) + " KiB";
+  }
+  return why;
 }
 
 inline MDB_val val(ByteView b) {

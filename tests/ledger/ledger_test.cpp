@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <numeric>
 #include <optional>
@@ -671,6 +672,73 @@ size_t check_nothing_stored_after_failure(const std::vector<AppendOutcome>& outc
     REQUIRE(outcomes[i].commit_failed);
   }
   return first;
+}
+
+// This process's virtual size (VmSize), in bytes.
+uint64_t virtual_size() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  }
+  return 0;
+}
+
+TEST_CASE("a map that cannot grow fails the commit naming the limit, and reads go on",
+          "[ledger][append][disk]") {
+  if (std::getenv("EVLEDGER_SANITIZER") != nullptr) {
+    WARN("skipped: an address-space limit cannot hold a sanitizer's shadow memory");
+    return;
+  }
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir, true, 4 << 20);  // a 4 MiB map, full after about 5,000 entries
+  append_prologue(*ledger, cast);
+  // A first append starts the writer's and the checks' threads (and their malloc arenas), so
+  // that the limit below bounds the map's growth and little else.
+  test::append_all(*ledger, padded_manifests(cast, 0, 200));
+  const std::vector<Bytes> batch = padded_manifests(cast, 1000, 12000);
+  struct rlimit old;
+  REQUIRE(::getrlimit(RLIMIT_AS, &old) == 0);
+  // 3 MiB more than now: the 8 MiB map the growth needs does not fit. Batches of 500, so that
+  // what an append allocates is freed for the next (a heap that grows would meet the limit).
+  struct rlimit tight = old;
+  tight.rlim_cur = virtual_size() + (3 << 20);
+  REQUIRE(::setrlimit(RLIMIT_AS, &tight) == 0);
+  size_t stored = 0;
+  std::vector<AppendOutcome> out;
+  while (stored < batch.size()) {
+    out = ledger->append(std::span(batch).subspan(stored, 500));
+    if (!out.back().status.is_ok()) break;
+    stored += out.size();
+  }
+  REQUIRE(::setrlimit(RLIMIT_AS, &old) == 0);
+
+  REQUIRE(stored < batch.size());
+  const size_t failed_at = check_nothing_stored_after_failure(out);
+  stored += failed_at;
+  CHECK(out[failed_at].status.code() == Code::kIo);
+  CHECK_THAT(out[failed_at].status.message(),
+             Catch::Contains("cannot grow the LMDB map of " + dir.str() + "/db from 4194304 to "
+                             "8388608 bytes: this process may not map that much address space") &&
+                 Catch::Contains("ulimit -v is") && Catch::Contains("raise the limit"));
+  // The environment keeps its map: reads go on, and the log is what was committed.
+  CHECK(ledger->size() == 205 + stored);
+  REQUIRE(stored > 0);
+  CHECK(ledger->entry(204 + stored).value() == batch[stored - 1]);
+  CHECK(audit_ledger(*ledger).status.is_ok());
+  ledger.reset();
+
+  // Without the limit the same batch goes in whole, after what the first try stored.
+  ledger = open_ledger(dir, false, 4 << 20);
+  auto again = ledger->append(batch);
+  for (size_t i = 0; i < again.size(); ++i) {
+    INFO("entry " << i << ", " << stored << " stored before");
+    REQUIRE(again[i].status.is_ok());
+    CHECK(again[i].index == 205 + i);
+    CHECK(again[i].added == (i >= stored));
+  }
+  CHECK(audit_ledger(*ledger).status.is_ok());
 }
 
 TEST_CASE("a full disk fails a commit naming the disk, and nothing queued after it is stored",

@@ -8,6 +8,7 @@
 #     the N-th one): the command ends with exit 3 naming the failing disk, or serve answers
 #     503 with that detail and keeps answering its readers; what was committed before verifies,
 #     every acknowledged entry is at its index, and the same command run again resumes;
+#   - LMDB's map under an address-space limit (ulimit -v): a clear refusal at open;
 #   - a full disk under serve (a small tmpfs): 503 naming the full disk; once there is room,
 #     the server started again stores everything (writes_test.sh fills the disk under init,
 #     import, append and a single event).
@@ -46,8 +47,8 @@ python3 -c "import sys; d=open(sys.argv[1],'rb').read(); n=d[0]<<8|d[1]; open(sy
 ids_from_2() { "$E" log --ledger "$1" --from 2 --json | grep -o '"id":"sha256:[0-9a-f]*"'; }
 # fresh DIR: DIR becomes a copy of the ledger that holds only the genesis and the grant.
 fresh() { rm -rf "$1"; cp -a "$T/empty" "$1"; }
-# a snapshot of everything under DIR: names, sizes and contents.
-snapshot() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+# a snapshot of DIR: the contents of its files but LMDB's lock file (not data), and its names.
+snapshot() { (cd "$1" && find . -type f ! -name lock.mdb -print0 | sort -z | xargs -0 sha256sum; find . | sort); }
 
 # --- a read-only ledger directory ---
 fresh "$T/rw"
@@ -227,6 +228,19 @@ if mount -t tmpfs -o size=1m tmpfs "$T/full" 2>"$T/mount.err"; then
     bad "the ledger filled under serve does not end with every entry once"
 else
   echo "skipped the full-disk part: cannot mount a tmpfs ($(tr '\n' ' ' < "$T/mount.err"))"
+fi
+
+# --- LMDB's map under an address-space limit (ledger_test fills a map that cannot grow) ---
+if [[ "${EVLEDGER_SANITIZER:-}" != "" ]] || [ "$shimmed" = 0 ]; then
+  echo "skipped the address-space part: a sanitizer's shadow memory does not fit under ulimit -v"
+else
+  fresh "$T/as"
+  snapshot "$T/as" > "$T/before"
+  expect 3 "import under ulimit -v 4000000 (the 64 GiB map does not fit)" -- \
+    bash -c 'ulimit -v 4000000; exec "$@"' limited "$E" import --ledger "$T/as" --key "$T/imp.key" "$T/cat.jsonl"
+  contains "$T/err" "cannot open the ledger database in $T/as/db: LMDB maps 68719476736 bytes of address space for it (not memory), and this process may not map that much (mmap: Cannot allocate memory; ulimit -v is 4000000 KiB): raise the limit (ulimit -v)" \
+    "the import names the address-space limit and the fix"
+  snapshot "$T/as" | cmp -s - "$T/before" && ok || bad "the refused import changed the ledger"
 fi
 
 finish
