@@ -85,6 +85,7 @@ void report(const std::vector<std::string>& names, const std::vector<AppendOutco
                   static_cast<unsigned long long>(o.index), digest_text(o.id).c_str());
     }
   }
+  std::fflush(stdout);  // a batch's lines go out once it is durable (a stream has many)
 }
 
 // What a failed commit stopped, and how to go on.

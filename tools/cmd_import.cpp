@@ -124,6 +124,9 @@ int run(const Args& args) {
     if (json) print_json_line(document_json(o));
   };
   callbacks.on_batch = [&] {
+    // Each batch's JSON lines go out once it is durable, not when the buffer fills: a reader of
+    // the pipe (or a process killed later) has every acknowledgement made so far.
+    if (json) std::fflush(stdout);
     if (progress) progress->update(done_bytes + current->bytes_read());
   };
 
