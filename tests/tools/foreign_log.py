@@ -17,6 +17,11 @@ Usage:
                                               monitoring endpoint the log's latest (a restart)
   foreign_log.py race URL WITNESS_VKEY STATE ROUNDS   pairs of updates from one old size, sent
                                               at once on two connections: exactly one wins
+  foreign_log.py grow URL WITNESS_VKEY STATE ACKS   grows the log by 1 to 8 leaves at a time
+                                              and sends each checkpoint until the witness
+                                              stops answering (a kill test): every size
+                                              cosigned is appended to ACKS at once; a 409
+                                              must give a size no smaller than any in ACKS
   foreign_log.py submit URL WITNESS_VKEY OLD CHECKPOINT_FILE [PROOF_JSON] [--expect STATUS]
                                               any log's checkpoint (an evledger one, with
                                               `evledger proof consistency` JSON)
@@ -29,6 +34,7 @@ import base64
 import hashlib
 import http.client
 import json
+import random
 import sys
 import threading
 import urllib.parse
@@ -335,6 +341,45 @@ def race(url, vkey_text, state, rounds):
     print("race: %d rounds, size %d" % (rounds, log.size))
 
 
+def grow(url, vkey_text, state, acks):
+    """Sends a growing log's checkpoints until the connection fails (the witness was killed).
+    The old size of each request is the newest size the witness is known to hold: the last
+    one in ACKS, or what a 409 says (a size it stored without answering, before a kill)."""
+    log, cosigned = Log(state), Cosigned(parse_cosigner_vkey(vkey_text))
+    with open(acks) as f:
+        acked = [int(line) for line in f if line.strip()]
+    held = max(acked, default=0)
+    out = open(acks, "a")
+    w = Witness(url)
+    leaves = log.leaves()
+    rng = random.Random(log.size)
+    while True:
+        log.size += rng.randint(1, 8)
+        leaves += [sha256(b"\x00" + ("%s leaf %d" % (log.origin, i)).encode())
+                   for i in range(len(leaves), log.size)]
+        log.save()
+        body = log.body()
+        proof = consistency_proof(held, leaves)
+        request = "old %d\n%s\n%s" % (held, "".join(b64(h) + "\n" for h in proof), log.sign(body))
+        try:
+            answer = w.add(request)
+        except (OSError, http.client.HTTPException):
+            return
+        if answer[0] == 409:
+            size = int(answer[2])
+            check(size >= max(acked, default=0),
+                  "the witness holds size %d, smaller than the %d it cosigned" % (size, max(acked)))
+            held = size
+            continue
+        cosigned.expect(answer, body, "size %d from %d" % (log.size, held))
+        if answer[0] != 200:
+            return
+        acked.append(log.size)
+        out.write("%d\n" % log.size)
+        out.flush()
+        held = log.size
+
+
 def submit(url, vkey_text, old, checkpoint_file, proof_json, expected):
     with open(checkpoint_file) as f:
         note = f.read()
@@ -367,6 +412,8 @@ def main(argv):
         monitor(w, log, parse_cosigner_vkey(argv[3]))
     elif len(argv) == 6 and argv[1] == "race":
         race(argv[2], argv[3], argv[4], int(argv[5]))
+    elif len(argv) == 6 and argv[1] == "grow":
+        grow(argv[2], argv[3], argv[4], argv[5])
     elif len(argv) >= 6 and argv[1] == "submit":
         rest = argv[6:]
         expected = 200

@@ -6,7 +6,8 @@
 # resumes after what it stored (its --json previousSize is the size it held). A last pull
 # completes, and the mirror then verifies and is byte-identical to its upstream (export-tiles
 # of both, the statement).
-# Prints: kills that landed mid-pull, and how many left part of the pull stored.
+# Prints: kills that landed mid-pull, and how many left part of the pull stored; and the line
+# kills=K acknowledged=A lost=L (K the kills mid-pull, A the entries held after the last one).
 # Usage: mirror_kill_test.sh EVLEDGER_BINARY SOURCE_DIR [ROUNDS]
 set -uo pipefail
 E="$1"
@@ -41,6 +42,7 @@ start_server s --ledger "$A" || { finish; exit 1; }
 mid=0
 between=0
 last=0
+lost=0
 for round in $(seq "$ROUNDS"); do
   # The log grows between rounds, so that every round has a pull to interrupt.
   "$E" gen --runs 1500 --seed $((round + 100)) 2>/dev/null > "$T/more.jsonl"
@@ -56,7 +58,7 @@ for round in $(seq "$ROUNDS"); do
     prev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["previousSize"])' "$T/pull.out")
     [ "$prev" -ge "$last" ] && ok || bad "round $round: the pull resumed at $prev, behind the $last stored"
   fi
-  [ "$now" -ge "$last" ] && ok || bad "round $round: the mirror went back from $last to $now"
+  [ "$now" -ge "$last" ] && ok || { bad "round $round: the mirror went back from $last to $now"; lost=$((lost + last - now)); }
   [ "$now" -lt "$N" ] && mid=$((mid + 1))
   if [ "$now" -gt 0 ] && [ "$now" -lt "$N" ]; then
     between=$((between + 1))
@@ -68,6 +70,8 @@ for round in $(seq "$ROUNDS"); do
   last=$now
 done
 echo "kills mid-pull: $mid of $ROUNDS, $between of them with part of the pull stored"
+# Acknowledged: the entries the mirror held after its last kill; lost: what it ever went back by.
+echo "kills=$mid acknowledged=$last lost=$lost"
 [ "$mid" -gt 0 ] && ok || bad "at least one kill landed mid-pull"
 [ "$between" -gt 0 ] && ok || bad "at least one kill left part of a pull stored, to resume after"
 expect 0 "the last pull completes" -- "$E" mirror --from "$URL_s" --ledger "$M" --vkey "$VKEY" --json

@@ -3,7 +3,8 @@
 # the server is killed with SIGKILL at random moments, ROUNDS times (default 20). After each
 # restart the ledger verifies, and every entry acknowledged with a 200 is in the log at the
 # index it was given. A last round without kills resends everything: each entry comes back
-# stored or already present. Prints: kills, entries acknowledged, entries lost (must be 0).
+# stored or already present. Prints: kills, entries acknowledged, entries lost (must be 0), and
+# the line kills=K acknowledged=A lost=L.
 # Usage: serve_kill_test.sh EVLEDGER_BINARY SOURCE_DIR [ROUNDS]
 set -uo pipefail
 E="$1"
@@ -79,6 +80,7 @@ for path in sys.argv[1:3]:
             lost += 1
             print("entry %d acknowledged at two indices" % pos, file=sys.stderr)
 print("serve under SIGKILL: kills %s, entries acknowledged %d (before the last round), lost %d, log size %d" % (sys.argv[4], acked, lost, len(log)))
+print("kills=%s acknowledged=%d lost=%d" % (sys.argv[4], acked, lost))
 sys.exit(1 if lost else 0)
 EOF
 expect 0 "the ledger verifies at the end" -- "$E" verify --ledger "$L" --vkey "$VKEY"

@@ -23,11 +23,23 @@ done
 "$root/tools/scripts/install-deps.sh"
 jobs=$(nproc 2>/dev/null || echo 2)
 
+# The crash tests' figures, summed: each kill test prints a line kills=K acknowledged=A lost=L
+# (serve, mirror, append, import, rebuild, witness; powerloss counts its power cuts as kills).
+kill_totals() {
+  local log=Testing/Temporary/LastTest.log
+  [ -f "$log" ] || return 0
+  grep -ho '^kills=[0-9]* acknowledged=[0-9]* lost=[0-9]*$' "$log" |
+    awk -F'[= ]' '{ k += $2; a += $4; l += $6; n++ }
+      END { if (n) printf "crash tests: %d of them, kills=%d acknowledged=%d lost=%d\n", n, k, a, l }'
+}
+
 if [ -z "$sanitize" ]; then
   "$root/tools/scripts/build.sh"
   cd "$root/build"
-  ctest --output-on-failure -j "$jobs" --timeout 600
-  exit 0
+  status=0
+  ctest --output-on-failure -j "$jobs" --timeout 600 || status=$?
+  kill_totals
+  exit "$status"
 fi
 
 # The concurrent parts, for ThreadSanitizer: the writer and its append queue and the thread
@@ -63,6 +75,7 @@ if [ "$sanitize" = thread ]; then
 else
   ctest --output-on-failure -j "$jobs" --timeout 900 || status=$?
 fi
+kill_totals
 found=$(find "$reports" -type f | sort)
 if [ -n "$found" ]; then
   echo "test.sh: sanitizer reports ($sanitize):" >&2
