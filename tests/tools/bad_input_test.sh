@@ -68,6 +68,17 @@ open(t + "/badsig.req", "w").write("old 0\n\n" + "\n".join(lines))
 open(t + "/first.req", "w").write("old 0\n\n" + cp)
 EOF
 
+# RO: L through a read-only bind mount (root ignores mode bits), unmounted at exit; empty
+# when mounting is refused here, and then the rows that use it are skipped.
+RO="$T/ro"
+mkdir "$RO"
+trap 'stop_servers; umount -l "$RO" 2>/dev/null; rm -rf "$T"' EXIT
+if ! { mount --bind "$L" "$RO" && mount -o remount,ro,bind "$RO"; } 2>"$T/mount.err"; then
+  echo "the rows on a read-only ledger are skipped: cannot mount one ($(tr '\n' ' ' < "$T/mount.err"))"
+  umount -l "$RO" 2>/dev/null
+  RO=""
+fi
+
 serve_with_witness "$S" "$T/w.key" "$WS" || { finish; exit 1; }
 # The witness has cosigned S at its size once: an old size of 0 is then a conflict (409).
 [ "$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$T/first.req" "$W/add-checkpoint")" = 200 ] &&
@@ -119,7 +130,8 @@ while IFS= read -r line; do
   input=$(first_code "$input")
   message=$(first_code "$message")
   result=$(sed 's/^ *//; s/ *$//' <<< "$result")
-  for v in T L S U R W; do message=${message//\$$v/${!v}}; done
+  if [[ $input == *'$RO'* ]] && [ -z "$RO" ]; then continue; fi
+  for v in RO T L S U R W; do message=${message//\$$v/${!v}}; done
   rows=$((rows + 1))
   before=$(state)
   ( eval "$input" ) > "$T/out" 2> "$T/err"
