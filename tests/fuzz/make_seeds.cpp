@@ -22,6 +22,7 @@
 #include "ledger/ledger.h"
 #include "ledger/proof_format.h"
 #include "ledger/proofs.h"
+#include "ledger/split_view.h"
 #include "ledger/tile_path.h"
 #include "ledger/tiles.h"
 #include "tests/fuzz/fuzz_keys.h"
@@ -208,6 +209,40 @@ int main(int argc, char** argv) {
                                 "quorum top\n");
   write("policy", "quorum-none", log_line + "quorum none\n");
   write("policy", "quorum-witness", witnesses + "quorum W1\n");
+
+  // ---- split-view evidence: two roots at one size, forked prefixes, and a doctored path -----
+  {
+    // A tree of `size` leaves; from leaf `fork_at` on, the leaves of another history.
+    auto tree_of = [](uint64_t size, uint64_t fork_at) {
+      MemoryHashStore tree;
+      for (uint64_t i = 0; i < size; ++i) {
+        tree.append(leaf_hash(Bytes{static_cast<uint8_t>(i), static_cast<uint8_t>(i >= fork_at)}));
+      }
+      return tree;
+    };
+    const SecretKey& key = fuzz::log_key();
+    auto signed_at = [&](const MemoryHashStore& tree) {
+      return sign_checkpoint(Checkpoint{key.name(), tree.size(), tree.root(), {}}, key);
+    };
+    const std::pair<uint64_t, uint64_t> pairs[] = {{20, 20}, {20, 37}, {16, 37}, {1, 5}};
+    for (auto [older, newer] : pairs) {
+      MemoryHashStore a = tree_of(older, 0), b = tree_of(newer, UINT64_MAX);
+      auto found = must(compare_checkpoints(signed_at(a), signed_at(b), key.verifier(), b),
+                        "compare checkpoints");
+      if (!found) {
+        std::fprintf(stderr, "fuzz_make_seeds: no split view at %llu/%llu\n",
+                     static_cast<unsigned long long>(older), static_cast<unsigned long long>(newer));
+        return 1;
+      }
+      write("evidence", "split-" + std::to_string(older) + "-" + std::to_string(newer) + ".txt",
+            format_split_view(*found));
+      if (older == 20 && newer == 37) {
+        SplitView bent = *found;
+        bent.path[0][0] ^= 1;  // a path that no longer leads to the newer root
+        write("evidence", "bent-path-20-37.txt", format_split_view(bent));
+      }
+    }
+  }
 
   // ---- manifests and JSON: a generated catalog in each form ---------------------------------
   std::vector<std::string> docs;

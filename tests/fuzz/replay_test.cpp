@@ -61,7 +61,7 @@ void replay_target(const std::string& name) {
 TEST_CASE("every fuzz target has a seed corpus, and every corpus a target") {
   std::set<std::string> names;
   for (const auto& t : evl::fuzz::targets()) names.insert(t.name);
-  CHECK(names.size() == 8);
+  CHECK(names.size() == 9);
   for (const auto& name : names) {
     INFO(name);
     CHECK(!inputs(kFuzzDir / "corpus" / name).empty());
@@ -83,3 +83,4 @@ TEST_CASE("fuzz seeds and regressions replay: policy") { replay_target("policy")
 TEST_CASE("fuzz seeds and regressions replay: manifest") { replay_target("manifest"); }
 TEST_CASE("fuzz seeds and regressions replay: jcs") { replay_target("jcs"); }
 TEST_CASE("fuzz seeds and regressions replay: router") { replay_target("router"); }
+TEST_CASE("fuzz seeds and regressions replay: evidence") { replay_target("evidence"); }
