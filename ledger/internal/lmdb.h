@@ -25,6 +25,13 @@
 namespace evl::lmdb {
 
 inline Status error(int rc, const std::string& what) {
+  if (rc == MDB_PANIC) {
+    // Set by a failed write of the meta page (mdb_env_write_meta), for every later transaction
+    // of this process, reads included; commit_code() has put the page back.
+    return io_error(what + ": an earlier commit of this process failed writing LMDB's meta "
+                    "page, and LMDB refuses this environment since (MDB_PANIC); the file is as "
+                    "the last commit left it: check the disk, then start the process again");
+  }
   return io_error(what + ": " + mdb_strerror(rc));
 }
 

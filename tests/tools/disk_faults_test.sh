@@ -6,7 +6,9 @@
 #     keep working on it;
 #   - EIO on a write and on an fdatasync (the power-loss shim, tests/powerloss/shim.c, fails
 #     the N-th one): the command ends with exit 3 naming the failing disk, or serve answers
-#     503 with that detail and keeps answering its readers; what was committed before verifies,
+#     503 with that detail and keeps answering its readers (but after EIO on LMDB's meta page,
+#     which makes LMDB refuse the process's every transaction: reads answer 500 saying so until
+#     the server is started again); what was committed before verifies,
 #     every acknowledged entry is at its index, and the same command run again resumes;
 #   - LMDB's map under an address-space limit (ulimit -v): a clear refusal at open;
 #   - a full disk under serve (a small tmpfs): 503 naming the full disk; once there is room,
@@ -190,6 +192,29 @@ if [ "$shimmed" = 1 ]; then
       kill -TERM "$PID_srv2"; wait "$PID_srv2" 2>/dev/null
     fi
     all_acked "$T/srv" && ok || bad "an entry serve acknowledged before EIO is not at its index"
+
+    # EIO on serve's 3rd meta-page write: LMDB then refuses every transaction of the process,
+    # reads too, and the server says so; started again, it serves and appends.
+    fresh "$T/srv"
+    : > "$T/acks"
+    rm -f "$T/journal"
+    if start_process meta serving env LD_PRELOAD="$SHIM" EVLEDGER_PL_DIR="$T/srv" \
+      EVLEDGER_PL_JOURNAL="$T/journal" EVLEDGER_PL_EIO_DSYNC_WRITE=3 "$E" serve --ledger "$T/srv" --listen 127.0.0.1:0; then
+      python3 "$LOAD" "$URL_meta" "$T/entries.bin" "$T/acks" --clients 4 --until-error >"$T/load.out" 2>&1 ||
+        bad "publishers under EIO on the meta page"
+      code=$(curl -s -o "$T/get" -w '%{http_code}' "${URL_meta}api/v1/events/1")
+      [ "$code" = 500 ] && ok || bad "a read after EIO on the meta page: HTTP $code, expected 500"
+      contains "$T/get" "an earlier commit of this process failed writing LMDB's meta page, and LMDB refuses this environment since (MDB_PANIC); the file is as the last commit left it: check the disk, then start the process again" \
+        "a read after EIO on the meta page says what happened and what to do"
+      kill -TERM "$PID_meta"; wait "$PID_meta" 2>/dev/null
+    fi
+    expect 0 "the ledger EIO on the meta page stopped under serve verifies" -- "$E" verify --ledger "$T/srv" --vkey "$VKEY"
+    if start_server meta2 --ledger "$T/srv"; then
+      python3 "$LOAD" "$URL_meta2" "$T/entries.bin" "$T/acks" --clients 4 >"$T/load.out" 2>&1 && ok ||
+        { bad "the server started again after EIO on the meta page stores every entry"; cat "$T/load.out" >&2; }
+      kill -TERM "$PID_meta2"; wait "$PID_meta2" 2>/dev/null
+    fi
+    all_acked "$T/srv" && ok || bad "an entry serve acknowledged before EIO on the meta page is not at its index"
   fi
 fi
 
