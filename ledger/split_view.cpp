@@ -64,8 +64,10 @@ Result<SplitView> parse_split_view(std::string_view text) {
   if (space == std::string_view::npos) {
     return rejected("split-view evidence: the second line must be 'sizes <older> <newer>'");
   }
-  EVL_RETURN_IF_ERROR(parse_size(numbers.substr(0, space), "the older size").status());
-  EVL_RETURN_IF_ERROR(parse_size(numbers.substr(space + 1), "the newer size").status());
+  auto older_size = parse_size(numbers.substr(0, space), "the older size");
+  if (!older_size) return older_size.error();
+  auto newer_size = parse_size(numbers.substr(space + 1), "the newer size");
+  if (!newer_size) return newer_size.error();
   SplitView evidence;
   for (;;) {
     auto line = next_line(text, pos);
@@ -102,6 +104,22 @@ Result<SplitView> parse_split_view(std::string_view text) {
     }
   }
   evidence.newer = std::string(text.substr(pos));
+  // The sizes line names the notes' sizes (format_split_view writes them from the notes).
+  const std::pair<const std::string*, uint64_t> stated[] = {{&evidence.older, *older_size},
+                                                            {&evidence.newer, *newer_size}};
+  for (const auto& [note, size] : stated) {
+    const char* which = note == &evidence.older ? "older" : "newer";
+    auto body = parse_checkpoint_body(note->substr(0, note->find("\n\n") + 1));
+    if (!body) {
+      return rejected(std::string("split-view evidence: the ") + which + " checkpoint: " +
+                      body.error().message());
+    }
+    if (body->size != size) {
+      return rejected(std::string("split-view evidence: the sizes line gives the ") + which +
+                      " checkpoint size " + std::to_string(size) + ", but it is of size " +
+                      std::to_string(body->size));
+    }
+  }
   return evidence;
 }
 

@@ -123,6 +123,16 @@ TEST_CASE("doctored or incomplete split-view evidence is refused with a reason",
       CHECK((!parsed || !check_split_view(*parsed, cast.log.verifier())));
     }
   }
+  SECTION("a sizes line that is not the checkpoints' sizes (found by fuzzing)") {
+    std::string text = format_split_view(evidence);
+    REQUIRE(text.find("\nsizes 20 37\n") != std::string::npos);
+    text.replace(text.find("sizes 20 37"), 11, "sizes 21 37");
+    auto parsed = parse_split_view(text);
+    REQUIRE_FALSE(parsed);
+    CHECK_THAT(parsed.error().message(),
+               Catch::Contains("the sizes line gives the older checkpoint size 21, but it is of "
+                               "size 20"));
+  }
   SECTION("two equal roots") {
     evidence.older = evidence.newer;
     evidence.path.clear();
