@@ -7,7 +7,8 @@
 # `proof verify --policy`, `verify --policy` passes against the served checkpoint and names a
 # witness that did not sign; /metrics counts submissions and the publication delay. A fork
 # made on purpose (a copy of the ledger, the same log key, other appends, served against the
-# same witnesses) is never cosigned by any witness on both branches.
+# same witnesses) is never cosigned by any witness on both branches; shown without the policy,
+# it stops a mirror of each branch with evidence that `verify --evidence` confirms.
 # Usage: witnessing_test.sh EVLEDGER_BINARY SOURCE_DIR
 set -uo pipefail
 E="$1"
@@ -22,6 +23,7 @@ wait_for() {
 }
 # The size of the checkpoint URL serves at /checkpoint (empty when it serves none).
 served_size() { curl -sf "$1checkpoint" | sed -n 2p; }
+size_of_ledger() { "$E" checkpoint --ledger "$1" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])' 2>/dev/null; }
 size_at_least() { local s; s=$(served_size "$1"); [ -n "$s" ] && [ "$s" -ge "$2" ]; }
 # post URL INDEX [QUERY]: posts the publisher's entry INDEX; body in $T/post.json, code printed.
 post() {
@@ -209,7 +211,46 @@ for w in ("w1", "w2", "w3"):
     assert n == 0, (w, n)
 EOF
 
+expect 0 "status of branch C under the policy" -- "$E" status --url "$URL_c" --policy "$T/policy"
+contains "$T/out" "published     size 16," "branch C still publishes the checkpoint before the fork"
+
+# Branch C's operator shows its unwitnessed branch without the policy (serve --read-only): a
+# mirror under the policy refuses it; mirrors of each branch, shown the other, stop with
+# evidence that verify --evidence accepts; the served cosignatures are all of branch B.
 stop "$PID_c"
+start_server cr --ledger "$T/c" --read-only || { finish; exit 1; }
+NC=$(served_size "$URL_cr")
+[ "$NC" -gt 21 ] && ok || bad "branch C shows its own checkpoint read-only ($NC)"
+expect 1 "a mirror under the policy refuses branch C's unwitnessed checkpoint" -- "$E" mirror --from "$URL_cr" --ledger "$T/mp" --vkey "$T/log.vkey" --policy "$T/policy"
+contains "$T/err" "quorum two" "the refusal names the quorum"
+expect 0 "a mirror of branch B, under the policy" -- "$E" mirror --from "$U" --ledger "$T/mb" --vkey "$T/log.vkey" --policy "$T/policy"
+expect 0 "a mirror of branch C, without it" -- "$E" mirror --from "$URL_cr" --ledger "$T/mc" --vkey "$T/log.vkey"
+for m in mb mc; do
+  [ "$m" = mb ] && from="$URL_cr" || from="$U"
+  expect 1 "the mirror of one branch, shown the other, stops ($m)" -- timeout 60 "$E" mirror --from "$from" --ledger "$T/$m" --vkey "$T/log.vkey" --follow 1
+  contains "$T/err" "split view" "$m says split view"
+  ev=$(ls "$T/$m"/evidence/split-view-*.txt 2>/dev/null | head -n 1)
+  [ -n "$ev" ] && grep -qF "$ev" "$T/err" && ok || bad "$m writes its evidence and names it"
+  expect 0 "verify --evidence confirms $m's evidence" -- "$E" verify --evidence "$ev" --vkey "$T/log.vkey"
+  contains "$T/out" "split view proven" "$m's evidence proves a split view"
+done
+[ "$(size_of_ledger "$T/mb")" = 21 ] && [ "$(size_of_ledger "$T/mc")" = "$NC" ] && ok ||
+  bad "a mirror that found a split view keeps what it verified before"
+# Every cosigned checkpoint anyone serves (both logs' /checkpoint, each witness's monitoring
+# endpoint) is of branch B: its root is B's at its size, and C's holds nothing past the fork.
+curl -sf "${U}checkpoint" > "$T/s.cp"
+curl -sf "${URL_cr}checkpoint" > "$T/cr.cp"
+for w in w1 w2 w3; do url_var="URL_$w"; curl -sf "${!url_var}$ORIGIN_HASH/checkpoint" > "$T/$w.cp"; done
+for f in s w1 w2 w3; do
+  size=$(sed -n 2p "$T/$f.cp")
+  "$E" checkpoint --ledger "$B" --size "$size" > "$T/b.cp" 2>/dev/null
+  "$E" checkpoint --ledger "$T/c" --size "$size" > "$T/c.cp" 2>/dev/null
+  [ "$(sed -n 3p "$T/$f.cp")" = "$(sed -n 3p "$T/b.cp")" ] && [ "$(sed -n 3p "$T/$f.cp")" != "$(sed -n 3p "$T/c.cp")" ] &&
+    grep -q '^— w[123].witnessing.invalid ' "$T/$f.cp" && ok || bad "the cosigned checkpoint of $f (size $size) is of branch B only"
+done
+! grep -q "^— w[123].witnessing.invalid " "$T/cr.cp" && ok || bad "no witness cosigned branch C's own checkpoint"
+
+stop "$PID_cr"
 stop "$PID_s"
 for w in w1 w2 w3; do pid_var="PID_$w"; stop "${!pid_var}"; done
 finish
