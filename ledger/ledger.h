@@ -70,6 +70,9 @@ struct OpenOptions {
   // a writer that names no log key opens it as one (a rebuild refolds its projections and
   // compares them with the upstream's statements), one that names a log key is refused.
   std::optional<VerifierKey> mirror_of;
+  // The writer appends entries of its own (import, append, serve): a mirror's directory is
+  // then refused at open (kUsage, saying how to publish instead) before anything is written.
+  bool own_entries = false;
 };
 
 // The stateless checks of a mirror's batch made ahead of its append (Ledger::check_upstream).

@@ -35,6 +35,14 @@ Status LedgerImpl::check_mirror_record() {
   if (!record && record.error().code() != Code::kNotFound) return record.error();
   if (record) {
     const std::string recorded(as_chars(*record));
+    if (own_entries_) {
+      const auto key = VerifierKey::parse(recorded);
+      return usage_error("ledger " + dir_ + " is a mirror of the log " +
+                         (key ? key->name : recorded) + ": a mirror holds no log key and takes "
+                         "no entries of its own; publish to that log with --to URL (its "
+                         "server), update this copy with 'evledger mirror' and serve it with "
+                         "'evledger serve --read-only'");
+    }
     if (!mirror_of_ && !log_key_ && log_key_path_.empty()) {
       // A writer that names no log key (a rebuild, say) opens a mirror as the mirror it is.
       auto key = VerifierKey::parse(recorded);

@@ -104,7 +104,7 @@ int gen_activity(const Args& args) {
   }
   auto curator = load_keys(args, "curator-key");
   if (!curator) return fail(curator.error());
-  auto ledger = open_ledger(args, true);
+  auto ledger = open_ledger_to_append(args);
   if (!ledger) return fail(ledger.error());
 
   KeyPolicy policy = (*ledger)->policy();

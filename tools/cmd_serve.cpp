@@ -128,11 +128,11 @@ int run(const Args& args) {
   // Commits reach the witnessing component once it runs; it reads the log's size when it
   // starts, so a commit before that is not missed.
   std::atomic<Witnessing*> witnessing_target{nullptr};
-  auto ledger = open_ledger(args, !read_only, writer_projection_options(),
-                            [&metrics, &witnessing_target](const CommitInfo& c) {
-                              metrics.record_commit(c);
-                              if (Witnessing* w = witnessing_target.load()) w->committed(c);
-                            });
+  auto on_commit = [&metrics, &witnessing_target](const CommitInfo& c) {
+    metrics.record_commit(c);
+    if (Witnessing* w = witnessing_target.load()) w->committed(c);
+  };
+  auto ledger = read_only ? open_ledger(args, false) : open_ledger_to_append(args, on_commit);
   if (!ledger) return fail(ledger.error());
   auto vkey = (*ledger)->log_verifier();
   if (!vkey) return fail(vkey.error().with_context("the ledger has no genesis to serve"));

@@ -30,13 +30,11 @@ ProjectionHookOptions writer_projection_options() {
   return projections;
 }
 
-Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
-  return open_ledger(args, write, writer_projection_options());
-}
+namespace {
 
-Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
-                                            const ProjectionHookOptions& projections,
-                                            std::function<void(const CommitInfo&)> on_commit) {
+Result<std::unique_ptr<Ledger>> open_ledger_with(const Args& args, bool write, bool own_entries,
+                                                 const ProjectionHookOptions& projections,
+                                                 std::function<void(const CommitInfo&)> on_commit) {
   auto dir = args.require("ledger");
   if (!dir) return dir.error();
   OpenOptions options;
@@ -49,8 +47,26 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
     options.log_key_path = args.get("log-key").value_or("");
     options.hook = make_projection_hook(projections);  // kept in every append
     options.on_commit = std::move(on_commit);
+    options.own_entries = own_entries;
   }
   return Ledger::open(options);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write) {
+  return open_ledger(args, write, writer_projection_options());
+}
+
+Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
+                                            const ProjectionHookOptions& projections,
+                                            std::function<void(const CommitInfo&)> on_commit) {
+  return open_ledger_with(args, write, false, projections, std::move(on_commit));
+}
+
+Result<std::unique_ptr<Ledger>> open_ledger_to_append(
+    const Args& args, std::function<void(const CommitInfo&)> on_commit) {
+  return open_ledger_with(args, true, true, writer_projection_options(), std::move(on_commit));
 }
 
 Result<SecretKey> load_signer(const Args& args, const std::string& option) {

@@ -26,6 +26,11 @@ Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write);
 Result<std::unique_ptr<Ledger>> open_ledger(const Args& args, bool write,
                                             const ProjectionHookOptions& projections,
                                             std::function<void(const CommitInfo&)> on_commit = {});
+// As open_ledger(args, true, writer_projection_options(), on_commit), for a writer that appends
+// entries of its own (import, append, serve): a mirror's directory is refused with kUsage,
+// saying how to publish instead, and nothing is written (OpenOptions::own_entries).
+Result<std::unique_ptr<Ledger>> open_ledger_to_append(
+    const Args& args, std::function<void(const CommitInfo&)> on_commit = {});
 // The projections' options of open_ledger(args, write): a writer says when it folds afresh.
 ProjectionHookOptions writer_projection_options();
 

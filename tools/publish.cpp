@@ -134,7 +134,7 @@ Result<Destination> open_destination(const Args& args) {
     if (!remote) return remote.error();
     d.log = std::move(remote.value());
   } else {
-    auto ledger = open_ledger(args, true);
+    auto ledger = open_ledger_to_append(args);
     if (!ledger) return ledger.error();
     d.ledger = std::move(ledger.value());
     d.log = std::make_unique<LocalLog>(*d.ledger, dir.has_value(), log_key);

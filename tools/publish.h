@@ -39,7 +39,7 @@ struct Destination {
   std::string size_text() const;
 };
 
-// Opens --ledger DIR (as open_ledger(args, true) does) or --to URL. kUsage when both or
+// Opens --ledger DIR (as open_ledger_to_append(args) does) or --to URL. kUsage when both or
 // neither are given, or an option of the other kind is (--log-key without --ledger,
 // --retry-for without --to); the errors of opening the ledger or the URL otherwise.
 //

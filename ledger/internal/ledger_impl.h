@@ -67,7 +67,7 @@ class LedgerImpl final : public Ledger {
       : dir_(options.dir), read_only_(options.read_only), map_size_(options.map_size),
         log_key_(options.log_key), log_key_path_(options.log_key_path),
         maintain_tree_(options.maintain_tree), hook_(options.hook), on_commit_(options.on_commit),
-        notice_(options.notice), mirror_of_(options.mirror_of),
+        notice_(options.notice), mirror_of_(options.mirror_of), own_entries_(options.own_entries),
         pool_(options.verify_threads, PoolPriority::kBackground) {}
 
   ~LedgerImpl() override {
@@ -248,6 +248,7 @@ class LedgerImpl final : public Ledger {
   std::function<void(const CommitInfo&)> on_commit_;
   std::function<void(const std::string&)> notice_;  // open() only
   std::optional<VerifierKey> mirror_of_;  // mirror mode: the upstream's log key
+  bool own_entries_;                      // OpenOptions::own_entries
   const std::string* upstream_statement_ = nullptr;  // during append_upstream only
   bool probing_ = false;  // open() only: a writer's first, read-only look (probe_format)
   std::optional<Checkpoint> last_checkpoint_;  // writer thread (and open) only

@@ -256,6 +256,16 @@ TEST_CASE("a mirror opens only as the mirror of its key, and a log never as a mi
   auto opened = Ledger::open(as_log);
   REQUIRE_FALSE(opened);
   CHECK_THAT(opened.error().message(), Catch::Contains("is a mirror of"));
+  OpenOptions own;  // a writer of entries of its own, naming no log key (import, serve)
+  own.dir = up.mirror_dir.str();
+  own.own_entries = true;
+  auto refused = Ledger::open(own);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code() == Code::kUsage);
+  CHECK_THAT(refused.error().message(), Catch::Contains("takes no entries of its own") &&
+                                            Catch::Contains("--to URL"));
+  own.own_entries = false;  // a rebuild opens it as the mirror it is
+  CHECK(Ledger::open(own));
   OpenOptions other = as_log;
   other.mirror_of = up.cast.admin.verifier();
   CHECK_FALSE(Ledger::open(other));

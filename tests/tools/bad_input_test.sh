@@ -2,7 +2,7 @@
 # Runs every row of tools/BAD_INPUT.md, the table of bad input and what users get for it: the
 # command (or HTTP request) of the row, its exit code (or HTTP status), the message it prints
 # (or the problem's detail), and that nothing was written: the LMDB files of the CLI's ledger,
-# the served ledger and the witness's state are byte for byte what they were before the row,
+# the served ledger, its mirror and the witness's state are byte for byte what they were before the row,
 # and no file came or went.
 # Usage: bad_input_test.sh EVLEDGER_BINARY SOURCE_DIR
 #   BAD_INPUT_SHOW=1 also prints what each row got (to write a new row's message).
@@ -15,8 +15,10 @@ source "$(dirname "$0")/testlib.sh"
 # ---- what the rows act on ---------------------------------------------------------------------
 # L: a ledger for the CLI's rows, with an importer and an attestor. S: another ledger, served
 # by `evledger serve` at $U and read-only at $R. A witness of S's log at $W with state $WS.
+# M: a mirror of S, pulled from $R.
 L="$T/ledger"
 S="$T/served"
+M="$T/mirror"
 WS="$T/witness-state"
 "$E" init --ledger "$L" --origin bad-input.evledger.invalid/log >/dev/null 2>&1 || bad "init L"
 "$E" init --ledger "$S" --origin bad-input.evledger.invalid/served >/dev/null 2>&1 || bad "init S"
@@ -83,6 +85,7 @@ serve_with_witness "$S" "$T/w.key" "$WS" || { finish; exit 1; }
 # The witness has cosigned S at its size once: an old size of 0 is then a conflict (409).
 [ "$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$T/first.req" "$W/add-checkpoint")" = 200 ] &&
   ok || bad "the witness cosigns S's checkpoint"
+"$E" mirror --from "$R/" --ledger "$M" --vkey "$S/keys/log.vkey" >/dev/null 2>&1 && ok || bad "mirror S into M"
 
 # http METHOD URL [FILE [CONTENT_TYPE]]: the request; the status goes to $T/status and the
 # answer's text (a problem's detail, or the body) to standard error.
@@ -103,8 +106,8 @@ sys.stderr.write(text)' "$T/body"
 
 # The LMDB files and the list of files of every store a row might write.
 state() {
-  find "$L" "$S" "$WS" -type f -name '*.mdb' ! -name lock.mdb -exec sha256sum {} + | sort
-  find "$L" "$S" "$WS" | sort
+  find "$L" "$S" "$M" "$WS" -type f -name '*.mdb' ! -name lock.mdb -exec sha256sum {} + | sort
+  find "$L" "$S" "$M" "$WS" | sort
 }
 
 # first_code CELL: the text of the cell's first `code span`.
@@ -131,7 +134,7 @@ while IFS= read -r line; do
   message=$(first_code "$message")
   result=$(sed 's/^ *//; s/ *$//' <<< "$result")
   if [[ $input == *'$RO'* ]] && [ -z "$RO" ]; then continue; fi
-  for v in RO T L S U R W; do message=${message//\$$v/${!v}}; done
+  for v in RO T L S M U R W; do message=${message//\$$v/${!v}}; done
   rows=$((rows + 1))
   before=$(state)
   ( eval "$input" ) > "$T/out" 2> "$T/err"

@@ -94,8 +94,8 @@ expect 0 "a second pull is up to date" -- "$E" mirror --from "$URL_s" --ledger "
 contains "$T/out" "up to date at size $N1" "a pull with nothing new says so"
 expect 0 "the mirror verifies" -- "$E" verify --ledger "$M" --vkey "$VKEY"
 expect 0 "the mirror's projections follow from its entries" -- "$E" rebuild --ledger "$M" --check
-expect 1 "a mirror takes no appends of its own" -- "$E" import --ledger "$M" --key "$T/imp.key" "$T/c2.jsonl"
-contains "$T/err" "is a mirror of" "the refusal says why"
+expect 2 "a mirror takes no appends of its own" -- "$E" import --ledger "$M" --key "$T/imp.key" "$T/c2.jsonl"
+contains "$T/err" "a mirror holds no log key and takes no entries of its own; publish to that log with --to URL" "the refusal says why and how to publish"
 expect 1 "a mirror refuses another log's key" -- "$E" mirror --from "$URL_s" --ledger "$M" --vkey "$T/imp.key.vkey"
 "$E" key new w1.mirror.invalid --cosigner --out "$T/w1.key" >/dev/null
 printf 'log %s\nwitness w1 %s\nquorum w1\n' "$(cat "$VKEY")" "$(cat "$T/w1.key.vkey")" > "$T/policy"
