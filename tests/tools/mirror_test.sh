@@ -3,9 +3,10 @@
 # `evledger serve`, following it while entries are appended; another pulling from nginx serving
 # an export-tiles directory. Each copy ends byte-identical to its upstream (the export of both,
 # the checkpoints, the statement) and verifies; `serve --read-only` of a mirror answers the
-# upstream's URLs byte for byte. A resumed pull fetches only what is missing. Hostile upstreams
-# (a tampered entry bundle, a bad checkpoint signature, a tampered hash tile) fail with a clear
-# message and store nothing. A fork made on purpose (a copy of the ledger, the same log key,
+# upstream's URLs byte for byte (every tile at every width; tests/tools/same_tiles.py), and its
+# own projection digest is the upstream's statement's. A resumed pull fetches only what is
+# missing. Hostile upstreams (a tampered entry bundle, a bad checkpoint signature, a tampered
+# hash tile) fail with a clear message and store nothing. A fork made on purpose (a copy of the ledger, the same log key,
 # different appends to each) stops the mirror with evidence that `verify --evidence` accepts,
 # and a doctored copy of it is refused; `verify --from-checkpoint --evidence-dir` writes the same.
 # Usage: mirror_test.sh EVLEDGER_BINARY SOURCE_DIR
@@ -115,12 +116,19 @@ wait_for 30 mirror_size_is "$M" "$N3" && ok || bad "the following mirror reached
 stop "$PID_follow"
 stop "$PID_s"
 same_copy "$A" "$M" "mirror of serve"
+"$E" rebuild --ledger "$M" --json > "$T/m.digest" 2>/dev/null
+contains "$T/m.digest" "$(sed -n 4p "$T/sa")" "the mirror's own projection digest equals the upstream's statement"
 
 # --- serve --read-only of the mirror: the same URLs, byte for byte ------------------------
+# Every tile of the tree (entry bundles, hash tiles at every level, each at its width and at
+# every narrower partial width) and the checkpoint; the statement of the newest and of an
+# older size.
 start_server s --ledger "$A" || { finish; exit 1; }
 start_server r --ledger "$M" --read-only || { finish; exit 1; }
-for path in checkpoint tile/entries/000 tile/entries/001 tile/0/000 tile/1/000.p/$((N3 / 256)) \
-            "api/v1/statement" "api/v1/statement?size=$N1"; do
+python3 "$(dirname "$0")/same_tiles.py" "$N3" "$URL_s" "$URL_r" --every-width > "$T/same" && ok ||
+  bad "serve --read-only of the mirror answers every tile and the checkpoint as the upstream does"
+contains "$T/same" "byte-identical" "the tiles were compared"
+for path in "api/v1/statement" "api/v1/statement?size=$N1"; do
   curl -sf "$URL_s$path" > "$T/up" ; curl -sf "$URL_r$path" > "$T/down"
   [ -s "$T/up" ] && cmp -s "$T/up" "$T/down" && ok || bad "serve --read-only of the mirror answers $path as the upstream does"
 done
@@ -137,6 +145,10 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and 
 rm -rf "$T/xb"
 "$E" export-tiles --ledger "$T/mx" --out "$T/xb" >/dev/null 2>&1
 diff -r "$X" "$T/xb" >/dev/null && ok || bad "the nginx mirror's export is the export it pulled"
+start_server rx --ledger "$T/mx" --read-only || { finish; exit 1; }
+python3 "$(dirname "$0")/same_tiles.py" "$N3" "$URL_x" "$URL_rx" --dir "$X" > "$T/same" && ok ||
+  bad "serve --read-only of the nginx mirror answers every file nginx serves, byte for byte"
+stop "$PID_rx"
 "$E" rebuild --ledger "$T/mx" --json > "$T/mx.digest" 2>/dev/null
 "$E" statement --ledger "$A" > "$T/sa" 2>/dev/null
 D=$(sed -n 4p "$T/sa")
