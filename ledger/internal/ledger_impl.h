@@ -68,7 +68,11 @@ class LedgerImpl final : public Ledger {
         log_key_(options.log_key), log_key_path_(options.log_key_path),
         maintain_tree_(options.maintain_tree), hook_(options.hook), on_commit_(options.on_commit),
         notice_(options.notice), mirror_of_(options.mirror_of), own_entries_(options.own_entries),
-        pool_(options.verify_threads, PoolPriority::kBackground) {}
+        // A log's checks feed its writer, which must get a core at once: they run in the
+        // background. A mirror's checks are its critical path, as the audit's are (its
+        // transactions overlap them on a thread of their own): they run at normal priority.
+        pool_(options.verify_threads,
+              options.mirror_of ? PoolPriority::kNormal : PoolPriority::kBackground) {}
 
   ~LedgerImpl() override {
     if (writer_.joinable()) {
