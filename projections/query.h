@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,6 +97,13 @@ struct RunFilter {
 Result<Page> list_runs(const ProjectionStore& store, const RunFilter& filter,
                        const PageRequest& page);
 Result<std::vector<Json>> list_runs(const ProjectionStore& store, const RunFilter& filter = {});
+
+// The rows of a group's page: its runs in list_runs' order, each with only the members a
+// listing of many runs shows (kGroupRowMembers, read from the stored view without decoding the
+// rest of it) and rank, tied, groupSize and leader as list_runs gives them.
+inline constexpr std::array<std::string_view, 6> kGroupRowMembers = {
+    "run", "title", "benchmark", "observedAt", "primary", "evidence"};
+Result<std::vector<Json>> list_group_rows(const ProjectionStore& store, const Digest& group);
 
 // Comparison groups by key: group, size, members, leader, leaderValue, preimage.
 Result<Page> list_groups(const ProjectionStore& store, const PageRequest& page);

@@ -121,6 +121,32 @@ Result<Page> group_runs(const ProjectionStore& store, const RunFilter& filter,
   return run_page(store, std::move(*found));
 }
 
+// The views' rows of a group (list_group_rows) named by the cursors' digests.
+Result<std::vector<Json>> group_rows(const ProjectionStore& store, const Digest& group,
+                                     const Found& found) {
+  RankingCache cache(store);
+  auto ranking = cache.get(group);
+  if (!ranking) return ranking.error();
+  const Ranking& r = **ranking;
+  std::vector<Json> rows;
+  rows.reserve(found.cursors.size());
+  for (const std::string& cursor : found.cursors) {
+    const Digest run = suffix_digest(cursor);
+    auto text = store.get(store_keys::run(run));
+    if (!text) return text.error();
+    if (!text->has_value()) continue;
+    auto row = parse_run_view_members(**text, kGroupRowMembers);
+    if (!row) return row.error().with_context(digest_text(run));
+    const auto ranked = r.ranked.find(run);
+    row->set("rank", ranked != r.ranked.end() ? Json(ranked->second.rank) : Json());
+    row->set("tied", ranked != r.ranked.end() && ranked->second.tied);
+    row->set("groupSize", r.record ? Json(r.record->size) : Json());
+    row->set("leader", r.record && r.record->leader ? Json(digest_text(*r.record->leader)) : Json());
+    rows.push_back(std::move(*row));
+  }
+  return rows;
+}
+
 Result<Json> group_json(const ProjectionStore& store, std::string_view record) {
   auto g = parse_json(record);
   if (!g) return corrupt("a stored group record is damaged; rebuild the projections");
@@ -155,6 +181,14 @@ Result<Page> list_runs(const ProjectionStore& store, const RunFilter& filter,
 
 Result<std::vector<Json>> list_runs(const ProjectionStore& store, const RunFilter& filter) {
   return all_items(list_runs(store, filter, PageRequest{}));
+}
+
+Result<std::vector<Json>> list_group_rows(const ProjectionStore& store, const Digest& group) {
+  std::string prefix = store_keys::ranked_prefix(group);
+  prefix.resize(prefix.size() - 2);  // g/<key>/
+  auto found = scan_page(store, prefix, PageRequest{}, digest_keys("group member"), false);
+  if (!found) return found.error();
+  return group_rows(store, group, *found);
 }
 
 Result<Page> list_groups(const ProjectionStore& store, const PageRequest& page) {

@@ -1,6 +1,8 @@
 #include "projections/run_view.h"
 
+#include <algorithm>
 #include <array>
+#include <string>
 #include <utility>
 
 #include "events/jcs.h"
@@ -599,6 +601,84 @@ Result<RunView> parse_run_view(std::string_view text) {
   v.superseded_by = r.opt_digest(j, "supersededBy");
   EVL_RETURN_IF_ERROR(r.status());
   return v;
+}
+
+namespace {
+
+bool json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The end of the JSON value that starts at text[at]: past its closing quote or bracket, or at
+// the ',' or '}' after a number or literal; npos when the text ends inside it or a bracket
+// closes that it did not open.
+size_t value_end(std::string_view text, size_t at) {
+  std::string closers;  // the brackets still open, innermost last
+  for (size_t i = at; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      // The closing quote: the next one after an even number of backslashes.
+      while (true) {
+        const size_t quote = text.find('"', i + 1);
+        if (quote == std::string_view::npos) return quote;
+        size_t backslashes = 0;
+        while (text[quote - 1 - backslashes] == '\\') ++backslashes;
+        i = quote;
+        if (backslashes % 2 == 0) break;
+      }
+      if (closers.empty()) return i + 1;
+    } else if (c == '{' || c == '[') {
+      closers.push_back(c == '{' ? '}' : ']');
+    } else if (c == '}' || c == ']') {
+      if (closers.empty()) return i;  // the end of the object around a number or literal
+      if (closers.back() != c) return std::string_view::npos;
+      closers.pop_back();
+      if (closers.empty()) return i + 1;
+    } else if (c == ',' && closers.empty()) {
+      return i;
+    }
+  }
+  return closers.empty() && at < text.size() ? text.size() : std::string_view::npos;
+}
+
+}  // namespace
+
+Result<Json> parse_run_view_members(std::string_view text,
+                                    std::span<const std::string_view> names) {
+  const Status damaged = corrupt("stored run view: not a JSON object; rebuild the projections");
+  size_t i = 0;
+  auto skip_space = [&] {
+    while (i < text.size() && json_space(text[i])) ++i;
+  };
+  skip_space();
+  if (i >= text.size() || text[i] != '{') return damaged;
+  ++i;
+  Json out = Json::object();
+  skip_space();
+  if (i < text.size() && text[i] == '}') return out;
+  while (true) {
+    skip_space();
+    if (i >= text.size() || text[i] != '"') return damaged;
+    const size_t key_end = value_end(text, i);
+    if (key_end == std::string_view::npos) return damaged;
+    const std::string_view key = text.substr(i + 1, key_end - i - 2);
+    i = key_end;
+    skip_space();
+    if (i >= text.size() || text[i] != ':') return damaged;
+    ++i;
+    skip_space();
+    const size_t end = value_end(text, i);
+    if (end == std::string_view::npos || end == i) return damaged;
+    if (std::find(names.begin(), names.end(), key) != names.end()) {
+      auto value = parse_json(text.substr(i, end - i));
+      if (!value) return corrupt("stored run view: " + value.error().message());
+      out.set(std::string(key), std::move(*value));
+    }
+    i = end;
+    skip_space();
+    if (i >= text.size()) return damaged;
+    if (text[i] == '}') return out;
+    if (text[i] != ',') return damaged;
+    ++i;
+  }
 }
 
 }  // namespace evl

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <optional>
 #include <string>
 #include <vector>
@@ -145,6 +146,12 @@ void prefetch_run_view(const RunView& view);
 void prefetch_run_view_contents(const RunView& view);
 // Decodes a stored view; kCorrupt when the text is not one.
 Result<RunView> parse_run_view(std::string_view text);
+// Only the members named in `names` of a stored view, as a JSON object in the stored order:
+// each named member's value is parsed, every other one is only stepped over (its strings and
+// brackets matched, nothing decoded), for a listing that shows a few members of many views.
+// A name the view lacks is absent. kCorrupt when the text is no JSON object.
+Result<Json> parse_run_view_members(std::string_view text,
+                                    std::span<const std::string_view> names);
 
 Json primary_json(const std::optional<PrimaryMeasurement>& primary);
 

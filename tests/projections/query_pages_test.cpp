@@ -3,6 +3,7 @@
 // cursor that is no position is refused with a message naming it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,20 @@ TEST_CASE("every page size lists a whole listing once and in order", "[projectio
   check_every_limit([&](const PageRequest& p) { return list_runs(s, group, p); }, in_group);
   // Display order: ranked members first (rank ascending), then the unranked retracted run.
   CHECK(at(in_group.front(), "rank") == Json(1));
+  // A group's rows: the same runs in the same order, with the members the rows keep.
+  const auto rows = list_group_rows(s, *group.group).value();
+  REQUIRE(rows.size() == in_group.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Json expected = Json::object();
+    for (const auto& [name, value] : in_group[i].as_object()) {
+      if (std::find(kGroupRowMembers.begin(), kGroupRowMembers.end(), name) !=
+              kGroupRowMembers.end() ||
+          name == "rank" || name == "tied" || name == "groupSize" || name == "leader") {
+        expected.set(name, value);
+      }
+    }
+    CHECK(jcs_serialize(rows[i]) == jcs_serialize(expected));
+  }
   group.benchmark = "bench-a";
   const auto both = list_runs(s, group).value();
   REQUIRE(!both.empty());

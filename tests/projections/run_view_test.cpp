@@ -4,6 +4,8 @@
 #include "projections/run_view.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <array>
 #include <random>
 #include <string>
 
@@ -152,6 +154,37 @@ TEST_CASE("a run view written directly is the JCS text of its JSON object",
     auto parsed = parse_run_view(expected);
     REQUIRE(parsed);
     CHECK(run_view_text(*parsed) == expected);
+  }
+}
+
+TEST_CASE("the members read from a stored view are those of its JSON object; a damaged text is refused",
+          "[projections][run_view]") {
+  RandomView random(20261202);
+  const std::array<std::string_view, 5> names = {"title", "primary", "run", "history", "flags"};
+  for (int i = 0; i < 500; ++i) {
+    const Json full = run_view_json(random.make());
+    const std::string text = jcs_serialize(full);
+    Json expected = Json::object();
+    for (const auto& [name, value] : full.as_object()) {
+      if (std::find(names.begin(), names.end(), name) != names.end()) expected.set(name, value);
+    }
+    auto read = parse_run_view_members(text, names);
+    REQUIRE(read);
+    CHECK(jcs_serialize(*read) == jcs_serialize(expected));
+    if (i < 20) {
+      // No start of the text is a whole object: each is refused, none read past its end.
+      for (size_t n = 0; n < text.size(); ++n) {
+        auto cut = parse_run_view_members(std::string_view(text).substr(0, n), names);
+        CHECK_FALSE(cut);
+        if (!cut) CHECK(cut.error().code() == Code::kCorrupt);
+      }
+    }
+  }
+  CHECK(jcs_serialize(parse_run_view_members("{}", names).value()) == "{}");
+  for (const char* damaged : {"[]", "{\"title\":}", "{\"title\" \"x\"}", "{\"a\":[1}",
+                              "{\"a\":{\"b\":1]}", "{\"a\":1 \"b\":2}", "{\"title\":\"x\\\"}"}) {
+    INFO(damaged);
+    CHECK_FALSE(parse_run_view_members(damaged, names));
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "events/manifest_check.h"
 #include "projections/query.h"
 #include "tools/json_text.h"
 #include "tools/run_page.h"
@@ -23,23 +24,6 @@ using html::Writer;
 
 using pages::member;
 using pages::number;
-
-// Milliseconds since 1970 of an RFC 3339 UTC time ("2026-04-22T17:06:44.867Z"), or nullopt.
-std::optional<double> epoch_ms(const std::string& t) {
-  int y, mo, d, h, mi;
-  double s;
-  if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ", &y, &mo, &d, &h, &mi, &s) != 6) {
-    return std::nullopt;
-  }
-  // Days from the civil date (H. Hinnant's algorithm).
-  y -= mo <= 2;
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const int yoe = y - era * 400;
-  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const double days = era * 146097.0 + doe - 719468;
-  return ((days * 24 + h) * 60 + mi) * 60000 + s * 1000;
-}
 
 std::string fixed(double v, int digits) {
   char buf[32];
@@ -58,9 +42,9 @@ struct Point {
 void chart(Writer& w, const std::vector<Json>& runs, const std::vector<Json>& history) {
   std::vector<Point> points;
   for (const Json& r : runs) {
-    auto t = epoch_ms(member(r, "observedAt"));
+    auto t = parse_utc_time_ms(member(r, "observedAt"));
     auto v = number(r, "primary.value");
-    if (t && v) points.push_back({*t, *v, &r, member(r, "run")});
+    if (t && v) points.push_back({static_cast<double>(*t), *v, &r, member(r, "run")});
   }
   if (points.empty()) return;
   double t0 = points[0].t, t1 = t0, v0 = points[0].v, v1 = v0;
@@ -154,9 +138,7 @@ Result<std::string> render_group(const ProjectionStore& state, const Digest& key
   auto group = read_group(state, key);
   if (!group) return group.error();
   if (!*group) return not_found("no comparison group " + digest_text(key) + " in this ledger");
-  RunFilter filter;
-  filter.group = key;
-  auto runs = list_runs(state, filter);
+  auto runs = list_group_rows(state, key);
   if (!runs) return runs.error();
   auto history = leadership_history(state, key);
   if (!history) return history.error();
