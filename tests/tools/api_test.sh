@@ -79,11 +79,15 @@ start_server pre --ledger "$L" --read-only --prefix /log || { finish; exit 1; }
 expect 0 "the API under --prefix" -- curl -s -f -o /dev/null "${URL_pre}api/v1/runs?limit=1"
 code=$(curl -s -o /dev/null -w '%{http_code}' "${URL_pre%/log/}/api/v1/runs")
 [ "$code" = 404 ] && ok || bad "the API outside the prefix: HTTP $code"
-# So do the pages and their links: the home page at /log and /log/, its links under /log/.
+# So do the pages and their links: the home page at /log and /log/, its links relative to it
+# and so under /log/ ("log/records" from /log, "./records" from /log/).
 for home in "${URL_pre%/}" "$URL_pre"; do
   curl -s -f "$home" -o "$T/home.html" && ok || bad "the home page at $home"
-  contains "$T/home.html" '<link rel="stylesheet" href="/log/assets/app.css">' "the home page's style under the prefix"
-  contains "$T/home.html" '<a href="/log/records">' "the home page's links under the prefix"
+  up=./
+  [ "${home: -1}" = / ] || up=log/
+  contains "$T/home.html" "<link rel=\"stylesheet\" href=\"${up}assets/app.css\">" "the home page's style under the prefix"
+  contains "$T/home.html" "<a href=\"${up}records\">" "the home page's links under the prefix"
+  curl -s -f -o /dev/null "${URL_pre}assets/app.css" && ok || bad "the style at the prefix"
 done
 
 finish

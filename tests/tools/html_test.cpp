@@ -43,9 +43,9 @@ TEST_CASE("the writer escapes text and attribute values and closes elements in o
   CHECK(page.find("<script") == std::string::npos);
 }
 
-TEST_CASE("links are built from digests and numbers under the server's prefix",
+TEST_CASE("links are built from digests and numbers, relative to the page",
           "[tools][html]") {
-  Writer w("/log");
+  Writer w("../");
   w.link(Href::run(kDigest), "run").link(Href::event(185), "event");
   w.link_tag("alternate", Href::path("/api/v1/runs/0067a7"), {{"type", "application/json"}});
   w.link(Href::tlog_proof(185), "proof");
@@ -53,17 +53,20 @@ TEST_CASE("links are built from digests and numbers under the server's prefix",
   w.script(Href::path("/assets/app.js"));
   w.open_form(Href::path("/search")).close();
   const std::string page = w.finish();
-  CHECK(page.find("<script src=\"/log/assets/app.js\" defer=\"defer\"></script>") !=
+  CHECK(page.find("<script src=\"../assets/app.js\" defer=\"defer\"></script>") !=
         std::string::npos);
-  CHECK(page.find("<form action=\"/log/search\"></form>") != std::string::npos);
-  CHECK(page.find("<a href=\"/log/runs/0067a718e8bb7768d94a63cb11c52a8a3c14bea437af0f6a28608446ef"
+  CHECK(page.find("<form action=\"../search\"></form>") != std::string::npos);
+  CHECK(page.find("<a href=\"../runs/0067a718e8bb7768d94a63cb11c52a8a3c14bea437af0f6a28608446ef"
                   "705328\">run</a>") != std::string::npos);
-  CHECK(page.find("<a href=\"/log/events/185\">event</a>") != std::string::npos);
-  CHECK(page.find("<link rel=\"alternate\" href=\"/log/api/v1/runs/0067a7\" "
+  CHECK(page.find("<a href=\"../events/185\">event</a>") != std::string::npos);
+  CHECK(page.find("<link rel=\"alternate\" href=\"../api/v1/runs/0067a7\" "
                   "type=\"application/json\">") != std::string::npos);
-  CHECK(page.find("href=\"/log/api/v1/proofs/inclusion?index=185&amp;format=tlog-proof\"") !=
+  CHECK(page.find("href=\"../api/v1/proofs/inclusion?index=185&amp;format=tlog-proof\"") !=
         std::string::npos);
-  CHECK(page.find("/log/compare?run=0067a7") != std::string::npos);
+  CHECK(page.find("../compare?run=0067a7") != std::string::npos);
+  // The root itself, from a page at the root and from a prefix's home asked for without '/'.
+  CHECK(Writer().link(Href::path("/"), "home").finish() == "<a href=\"./\">home</a>");
+  CHECK(Writer("log/").link(Href::path("/runs"), "r").finish() == "<a href=\"log/runs\">r</a>");
 }
 
 TEST_CASE("text cannot become a link target, a script, a style or an event handler",
@@ -99,14 +102,14 @@ TEST_CASE("a benchmark's name or any text becomes a link only inside a query val
 
 TEST_CASE("an XML document has its declaration, its namespace and closed empty elements",
           "[tools][html]") {
-  Writer w("/log");
+  Writer w("../");
   w.open_xml("feed", "http://www.w3.org/2005/Atom");
   w.element("title", "a <b> & 'c'");
   w.link_tag("self", Href::path("/records/feed.xml"));
   w.empty("category", {{"term", "x\"y"}});
   CHECK(w.finish() ==
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
-        "<title>a &lt;b&gt; &amp; &#39;c&#39;</title><link rel=\"self\" href=\"/log/records/feed.xml\"/>"
+        "<title>a &lt;b&gt; &amp; &#39;c&#39;</title><link rel=\"self\" href=\"../records/feed.xml\"/>"
         "<category term=\"x&quot;y\"/></feed>");
   Writer html;
   html.empty("br");

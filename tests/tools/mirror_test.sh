@@ -41,27 +41,9 @@ start_nginx() {
   local name=$1 root=$2 port
   port=$(free_port)
   local n="$T/nginx-$name"
-  mkdir -p "$n/tmp"
-  chmod 755 "$T" "$root"
+  chmod 755 "$root"
   chmod -R a+rX "$root"
-  chmod 777 "$n/tmp"
-  cat > "$n/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $n/nginx.pid;
-error_log $n/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path $n/tmp;
-  proxy_temp_path $n/tmp;
-  fastcgi_temp_path $n/tmp;
-  uwsgi_temp_path $n/tmp;
-  scgi_temp_path $n/tmp;
-  default_type application/octet-stream;
-  server { listen 127.0.0.1:$port; root $root; }
-}
-EOF
+  nginx_conf "$n" "$port" "default_type application/octet-stream;" "root $root;"
   "$NGINX" -e "$n/error.log" -p "$n" -c "$n/nginx.conf" 2>"$n/stderr" &
   PIDS+=($!)
   printf -v "URL_$name" '%s' "http://127.0.0.1:$port/"

@@ -20,7 +20,6 @@ if [ ! -x "$NGINX" ]; then
   echo "nginx is not installed (tools/scripts/install-deps.sh installs it)" >&2
   exit 1
 fi
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 A="$T/a"
 L="$T/l"
@@ -43,30 +42,11 @@ UPSTREAM=$(sed -n 's|^serving http://\([^/]*\)/.*|\1|p' "$T/serve.out")
 
 PORT=$(free_port)
 N="$T/nginx"
-mkdir -p "$N/tmp" "$N/cache"
-chmod 755 "$T"
-chmod 777 "$N/tmp" "$N/cache"  # the workers run as another user
-cat > "$N/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $N/nginx.pid;
-error_log $N/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path $N/tmp;
-  proxy_temp_path $N/tmp;
-  fastcgi_temp_path $N/tmp;
-  uwsgi_temp_path $N/tmp;
-  scgi_temp_path $N/tmp;
-  upstream evledger { server $UPSTREAM; keepalive 16; }
-  proxy_cache_path $N/cache levels=1:2 keys_zone=evledger:8m max_size=256m inactive=1d use_temp_path=off;
-  server {
-    listen 127.0.0.1:$PORT;
-    include $SRC/tools/nginx/evledger-locations.conf;
-  }
-}
-EOF
+mkdir -p "$N/cache"
+chmod 777 "$N/cache"  # the workers run as another user
+nginx_conf "$N" "$PORT" "upstream evledger { server $UPSTREAM; keepalive 16; }
+  proxy_cache_path $N/cache levels=1:2 keys_zone=evledger:8m max_size=256m inactive=1d use_temp_path=off;" \
+  "include $SRC/tools/nginx/evledger-locations.conf;"
 "$NGINX" -t -e "$N/error.log" -p "$N" -c "$N/nginx.conf" >"$N/t.out" 2>&1 && ok || { bad "nginx -t accepts the configuration"; cat "$N/t.out" >&2; }
 "$NGINX" -e "$N/error.log" -p "$N" -c "$N/nginx.conf" 2>"$N/stderr" &
 PIDS+=($!)

@@ -53,7 +53,7 @@ TEST_CASE("a run page shows every section of the run view with the API's numbers
   REQUIRE(r.status == 200);
   CHECK(r.content_type == server::kHtmlType);
   CHECK(r.header("Content-Security-Policy").value_or("") == server::kContentSecurityPolicy);
-  CHECK(has(page, "<link rel=\"alternate\" href=\"/api/v1/runs/" + run.substr(7) +
+  CHECK(has(page, "<link rel=\"alternate\" href=\"../api/v1/runs/" + run.substr(7) +
                       "\" type=\"application/json\">"));
   for (const char* title : {"Primary measurement", "Identity", "Correctness", "Workload",
                             "Measurements", "Protocol", "Environment", "Artifacts",
@@ -65,14 +65,14 @@ TEST_CASE("a run page shows every section of the run view with the API's numbers
   CHECK(has(page, "<p class=\"primary\">" + server::html::escape(cli::primary_text(view)) + "</p>"));
   CHECK(has(page, "Rank " + member(view, "rank") + " of " + member(view, "groupSize")));
   CHECK(has(page, server::html::escape(cli::source_native_text(view))));
-  CHECK(has(page, "href=\"/compare?run=" + member(view, "leader").substr(7) + "&amp;run=" +
+  CHECK(has(page, "href=\"../compare?run=" + member(view, "leader").substr(7) + "&amp;run=" +
                       run.substr(7) + "\" id=\"compare-leader\">Compare with #1</a>"));
-  CHECK(has(page, "href=\"/groups/" + member(view, "comparisonKey").substr(7) + "\""));
+  CHECK(has(page, "href=\"../groups/" + member(view, "comparisonKey").substr(7) + "\""));
   CHECK(has(page, "<dd data-copy=\"\" data-copy-name=\"run\">" + run + "</dd>"));
   CHECK(has(page, "<dd>" + member(view, "event") + "</dd>"));
   const std::string index = member(view, "index");
-  CHECK(has(page, "<a href=\"/events/" + index + "\">" + index + "</a>"));
-  CHECK(has(page, "href=\"/api/v1/proofs/inclusion?index=" + index + "&amp;format=tlog-proof\""));
+  CHECK(has(page, "<a href=\"../events/" + index + "\">" + index + "</a>"));
+  CHECK(has(page, "href=\"../api/v1/proofs/inclusion?index=" + index + "&amp;format=tlog-proof\""));
   CHECK(has(page, "@misc{evledger-" + run.substr(7, 12)));
   CHECK(has(page, "&quot;kind&quot;: &quot;BenchmarkRun&quot;"));
   // The page's proof link is the API's proof, a tlog-proof.
@@ -147,12 +147,12 @@ TEST_CASE("a group page ranks its runs in the API's order with a chart and its l
   const std::string page = body_of(r);
   INFO(page);
   REQUIRE(r.status == 200);
-  CHECK(has(page, "<link rel=\"alternate\" href=\"/api/v1/groups/" + key + "\""));
+  CHECK(has(page, "<link rel=\"alternate\" href=\"../api/v1/groups/" + key + "\""));
   const auto runs = json_of(c.get("/api/v1/runs?group=" + key)).find("items")->as_array();
   REQUIRE(runs.size() > 1);
   size_t at = 0, with_value = 0;
   for (const Json& run : runs) {
-    const size_t found = page.find("<a href=\"/runs/" + member(run, "run").substr(7) + "\">", at);
+    const size_t found = page.find("<a href=\"../runs/" + member(run, "run").substr(7) + "\">", at);
     CHECK(found != std::string::npos);  // each run, after the one ranked above it
     if (found != std::string::npos) at = found;
     if (json_path(run, "primary.value") && json_path(run, "primary.value")->is_number()) ++with_value;
@@ -176,7 +176,7 @@ TEST_CASE("compare puts 2 to 8 runs side by side and exports the same rows as CS
   const std::string page = body_of(r);
   INFO(page);
   REQUIRE(r.status == 200);
-  CHECK(has(page, "<a href=\"/runs/" + a + "\">Run " + a.substr(0, 8) + "</a>"));
+  CHECK(has(page, "<a href=\"./runs/" + a + "\">Run " + a.substr(0, 8) + "</a>"));
   CHECK(has(page, "<td>" + server::html::escape(cli::primary_text(view)) + "</td>"));
   CHECK(has(page, "<td>" + member(view, "rank") + " of " + member(view, "groupSize") + "</td>"));
   Response as_json = c.get(target + "&format=json");
@@ -197,6 +197,15 @@ TEST_CASE("compare puts 2 to 8 runs side by side and exports the same rows as CS
   CHECK(c.get(target + "&format=xml").status == 400);
   CHECK(c.get(target + "&x=1").status == 400);
   CHECK(c.get("/compare?run=" + a + "&run=ffffffffffff").status == 404);
+}
+
+// `href` (a path from the server's root) as the page at `target` links it: relative to itself.
+std::string relative(const std::string& target, const std::string& href) {
+  const std::string path = target.substr(0, target.find('?'));
+  const auto depth = std::count(path.begin(), path.end(), '/') - 1;
+  std::string up = depth == 0 ? "./" : "";
+  for (long i = 0; i < depth; ++i) up += "../";
+  return up + href.substr(1);
 }
 
 // Each page type's target in a catalog, with the API resource it names as its alternate.
@@ -233,7 +242,8 @@ TEST_CASE("every page links its JSON, is cached until the next checkpoint and ha
     CHECK(r.content_type == server::kHtmlType);
     CHECK(r.header("Content-Security-Policy").value_or("") == server::kContentSecurityPolicy);
     if (!p.alternate.empty()) {
-      CHECK(has(page, "<link rel=\"alternate\" href=\"" + p.alternate + "\" type=\"application/json\">"));
+      CHECK(has(page, "<link rel=\"alternate\" href=\"" + relative(p.target, p.alternate) +
+                          "\" type=\"application/json\">"));
     }
     CHECK(r.header("Cache-Control").value_or("") == "public, max-age=2");
     CHECK(r.header("ETag").value_or("") == etag);
@@ -268,8 +278,8 @@ TEST_CASE("an event page decodes the entry, names its signers and proves it", "[
   }
   CHECK(has(page, "<td>importer</td>"));
   CHECK(has(page, "active at entry " + index));
-  CHECK(has(page, "<ul class=\"items\" id=\"touched\"><li><a href=\"/runs/" + run.substr(7) + "\">"));
-  CHECK(has(page, "href=\"/api/v1/proofs/inclusion?index=" + index + "&amp;format=tlog-proof\""));
+  CHECK(has(page, "<ul class=\"items\" id=\"touched\"><li><a href=\"../runs/" + run.substr(7) + "\">"));
+  CHECK(has(page, "href=\"../api/v1/proofs/inclusion?index=" + index + "&amp;format=tlog-proof\""));
   const Json proof = json_of(c.get("/api/v1/proofs/inclusion?index=" + index));
   CHECK(has(page, std::to_string(proof.find("hashes")->as_array().size()) + " hashes"));
   CHECK(has(page, "&quot;kind&quot;: &quot;observation&quot;"));
@@ -300,14 +310,14 @@ TEST_CASE("the home page shows the log, the statement, counts and what changed l
   const auto runs = c.all_pages("/api/v1/runs?limit=1000");
   CHECK(has(page, "<dt>runs</dt><dd>" + std::to_string(runs.size()) + "</dd>"));
   const auto benchmarks = c.all_pages("/api/v1/benchmarks?limit=1000");
-  CHECK(has(page, "<a href=\"/benchmarks\">" + std::to_string(benchmarks.size()) + "</a>"));
+  CHECK(has(page, "<a href=\"./benchmarks\">" + std::to_string(benchmarks.size()) + "</a>"));
   const auto leaders = c.all_pages("/api/v1/leaders?limit=1000");
-  CHECK(has(page, "<a href=\"/records\">" + std::to_string(leaders.size()) + "</a>"));
+  CHECK(has(page, "<a href=\"./records\">" + std::to_string(leaders.size()) + "</a>"));
   const auto size = static_cast<uint64_t>(json_path(newest, "size")->as_number());
-  CHECK(has(page, "<li><a href=\"/events/" + std::to_string(size - 1) + "\">"));
-  CHECK(count(page, "<li><a href=\"/events/") == 10);
+  CHECK(has(page, "<li><a href=\"./events/" + std::to_string(size - 1) + "\">"));
+  CHECK(count(page, "<li><a href=\"./events/") == 10);
   CHECK(has(page, "id=\"recent-changes\""));
-  CHECK(has(page, "href=\"/records/feed.xml\""));
+  CHECK(has(page, "href=\"./records/feed.xml\""));
 }
 
 TEST_CASE("benchmark pages list every benchmark and each one's groups with their leaders",
@@ -317,7 +327,7 @@ TEST_CASE("benchmark pages list every benchmark and each one's groups with their
   REQUIRE_FALSE(benchmarks.empty());
   const std::string list = body_of(c.get("/benchmarks"));
   for (const Json& b : benchmarks) {
-    CHECK(has(list, "<a href=\"/benchmarks/" + member(b, "benchmark") + "\">" +
+    CHECK(has(list, "<a href=\"./benchmarks/" + member(b, "benchmark") + "\">" +
                         server::html::escape(member(b, "benchmark")) + "</a></td><td>" +
                         member(b, "runs") + "</td>"));
   }
@@ -334,14 +344,14 @@ TEST_CASE("benchmark pages list every benchmark and each one's groups with their
   REQUIRE_FALSE(keys.empty());
   for (const std::string& key : keys) {
     const Json group = json_of(c.get("/api/v1/groups/" + key.substr(7)));
-    CHECK(has(page, "<a href=\"/groups/" + key.substr(7) + "\">"));
+    CHECK(has(page, "<a href=\"../groups/" + key.substr(7) + "\">"));
     if (member(group, "leader") != "-") {
-      CHECK(has(page, "<a href=\"/runs/" + member(group, "leader").substr(7) + "\">"));
+      CHECK(has(page, "<a href=\"../runs/" + member(group, "leader").substr(7) + "\">"));
     }
     CHECK(has(page, "<td>" + member(group, "size") + "</td><td>" + member(group, "members") +
                         "</td></tr>"));
   }
-  CHECK(count(page, "<tr><td><a href=\"/runs/") == runs.size());
+  CHECK(count(page, "<tr><td><a href=\"../runs/") == runs.size());
   CHECK(c.get("/benchmarks?name=" + name).status == 200);
   CHECK(c.get("/benchmarks/no-such-benchmark").status == 404);
   CHECK(c.get("/benchmarks?name=a%20b").status == 404);
@@ -358,7 +368,7 @@ TEST_CASE("the records page and its Atom feed show the leadership history", "[se
   for (const Json& g : groups) {
     if (member(g, "leader") == "-") continue;
     ++led;
-    CHECK(has(page, "<a href=\"/runs/" + member(g, "leader").substr(7) + "\">"));
+    CHECK(has(page, "<a href=\"./runs/" + member(g, "leader").substr(7) + "\">"));
   }
   const size_t current = page.find("id=\"current\""), history = page.find("id=\"history\"");
   REQUIRE(current != std::string::npos);
@@ -373,7 +383,7 @@ TEST_CASE("the records page and its Atom feed show the leadership history", "[se
   CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
                   "<feed xmlns=\"http://www.w3.org/2005/Atom\">", 0) == 0);
   CHECK(count(xml, "<entry>") == std::min<size_t>(50, leaders.size()));
-  CHECK(has(xml, "<link rel=\"self\" href=\"/records/feed.xml\" type=\"application/atom+xml\"/>"));
+  CHECK(has(xml, "<link rel=\"self\" href=\"../records/feed.xml\" type=\"application/atom+xml\"/>"));
   // The newest change comes first; its id, made of its entry and group, stays in later feeds.
   const Json& newest = leaders.back();
   const std::string id =
@@ -392,7 +402,7 @@ TEST_CASE("the keys page lists the registry with each key's grant", "[server][pa
   CHECK(count(page, "<code class=\"vkey\">") == keys.size());
   for (const Json& k : keys) {
     CHECK(has(page, server::html::escape(member(k, "verifierKey"))));
-    CHECK(has(page, "<a href=\"/events/" + member(k, "grantedAt") + "\">entry " +
+    CHECK(has(page, "<a href=\"./events/" + member(k, "grantedAt") + "\">entry " +
                         member(k, "grantedAt") + "</a>"));
   }
   CHECK(has(page, "<h2>Voided ranges</h2>"));
@@ -409,8 +419,8 @@ TEST_CASE("search finds runs by benchmark, GPU, external id and digest start", "
     CHECK(r.status == 200);
     return body_of(r);
   };
-  const std::string link = "<a href=\"/runs/" + run + "\">";
-  CHECK(count(found(run.substr(0, 10)), "<tr><td><a href=\"/runs/") == 1);
+  const std::string link = "<a href=\"./runs/" + run + "\">";
+  CHECK(count(found(run.substr(0, 10)), "<tr><td><a href=\"./runs/") == 1);
   CHECK(has(found("sha256:" + run.substr(0, 10)), link));
   CHECK(has(found(member(view, "externalId")), link));
   const std::string product = member(*json_path(view, "gpu"), "product");
@@ -420,7 +430,7 @@ TEST_CASE("search finds runs by benchmark, GPU, external id and digest start", "
   std::string upper = benchmark;
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   const auto of_benchmark = c.all_pages("/api/v1/runs?benchmark=" + benchmark + "&limit=1000");
-  CHECK(count(found(upper), "<tr><td><a href=\"/runs/") >= of_benchmark.size());
+  CHECK(count(found(upper), "<tr><td><a href=\"./runs/") >= of_benchmark.size());
   CHECK(has(found("zz-nothing-like-this"), "No run matches."));
   CHECK(c.get("/search?q=a").status == 400);
   CHECK(c.get("/search?q=" + std::string(201, 'a')).status == 400);

@@ -10,6 +10,7 @@
 #                                          URL, set URL_<NAME> and PID_<NAME> (killed at exit)
 #   serve_with_witness LEDGER KEY DIR      a server ($U), a read-only server ($R), a witness ($W)
 #   activity_ledger ORIGIN [KEY...]        init $L (admin key $A) with the keys gen --activity needs
+#   free_port, nginx_conf DIR PORT HTTP SERVER   a free port; an nginx.conf for loopback tests
 T=$(mktemp -d)
 PIDS=()
 stop_servers() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
@@ -41,6 +42,40 @@ matches() {
   if grep -qE -- "$2" "$1"; then ok; else
     bad "$3: /$2/ not in output"; head -c 800 "$1" | sed 's/^/  | /' >&2
   fi
+}
+
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# nginx_conf DIR PORT HTTP SERVER: writes DIR/nginx.conf for nginx in the foreground on
+# 127.0.0.1:PORT with its pid, error log and temporary files in DIR (DIR/tmp, writable by the
+# workers, which may run as another user); HTTP holds more directives of its http block, SERVER
+# those of its one server block.
+nginx_conf() {
+  local dir=$1 port=$2 http=$3 server=$4
+  mkdir -p "$dir/tmp"
+  chmod 755 "$T"
+  chmod 777 "$dir/tmp"
+  cat > "$dir/nginx.conf" <<EOF
+daemon off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp;
+  proxy_temp_path $dir/tmp;
+  fastcgi_temp_path $dir/tmp;
+  uwsgi_temp_path $dir/tmp;
+  scgi_temp_path $dir/tmp;
+  $http
+  server {
+    listen 127.0.0.1:$port;
+    $server
+  }
+}
+EOF
 }
 
 # The 32-byte public key of a verifier key file, as hex.

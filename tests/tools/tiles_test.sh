@@ -125,29 +125,7 @@ if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
   NGINX=$(command -v nginx || echo /usr/sbin/nginx)
   PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   N="$T/nginx"
-  mkdir -p "$N/tmp"
-  chmod 755 "$T"  # nginx workers may run as another user
-  cat > "$N/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $N/nginx.pid;
-error_log $N/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path $N/tmp;
-  proxy_temp_path $N/tmp;
-  fastcgi_temp_path $N/tmp;
-  uwsgi_temp_path $N/tmp;
-  scgi_temp_path $N/tmp;
-  default_type application/octet-stream;
-  server {
-    listen 127.0.0.1:$PORT;
-    root $X;
-    location / { }
-  }
-}
-EOF
+  nginx_conf "$N" "$PORT" "default_type application/octet-stream;" "root $X; location / { }"
   "$NGINX" -e "$N/error.log" -p "$N" -c "$N/nginx.conf" 2>"$N/stderr" &
   NGINX_PID=$!
   URL="http://127.0.0.1:$PORT/"

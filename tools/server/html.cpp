@@ -172,7 +172,7 @@ void Writer::start_tag(std::string_view tag, std::initializer_list<Attr> attrs, 
   out_ += tag;
   if (!rel.empty()) out_ += " rel=\"" + escape(rel) + "\"";
   if (href != nullptr) {
-    out_ += " " + std::string(href_name) + "=\"" + escape(href->under(prefix_)) + "\"";
+    out_ += " " + std::string(href_name) + "=\"" + escape(href->under(root_)) + "\"";
   }
   for (const Attr& a : attrs) {
     check_attribute(a.name);

@@ -25,7 +25,9 @@ namespace evl::server::html {
 // `text` for element content or a quoted attribute value.
 std::string escape(std::string_view text);
 
-// A link target of this server, relative to its prefix ("/runs/<hex>"), or to the API.
+// A link target of this server, as a path from its root ("/runs/<hex>"), or to the API. Pages
+// write it relative to themselves (under()), so that a link works wherever the server's root
+// is mounted: at its --prefix, or below a path of a proxy in front that the server never sees.
 class Href {
  public:
   // A path the server writes itself ("/", "/records", "/assets/app.css"): must start with
@@ -51,8 +53,11 @@ class Href {
   // The same with &format=<format> ("csv", "json": the server's own words).
   static Href compare_as(const std::vector<std::string>& digests, std::string_view format);
 
-  // The target below `prefix` (the server's --prefix, "" for the root).
-  std::string under(std::string_view prefix) const { return std::string(prefix) + target_; }
+  // The target as a relative reference from a page whose way up to the server's root is
+  // `root` ("./" from /records, "../" from /runs/<hex>: root_of in page_support.h).
+  std::string under(std::string_view root) const {
+    return std::string(root).append(target_, 1);
+  }
   const std::string& target() const { return target_; }
 
  private:
@@ -72,8 +77,9 @@ struct Attr {
 
 class Writer {
  public:
-  // Links are written as `prefix` + the Href's target.
-  explicit Writer(std::string prefix = "") : prefix_(std::move(prefix)) {}
+  // Links are written relative to the page, whose way up to the server's root is `root`
+  // (Href::under).
+  explicit Writer(std::string root = "./") : root_(std::move(root)) {}
 
   // "<!doctype html>", once, first.
   Writer& doctype();
@@ -113,7 +119,7 @@ class Writer {
   void start_tag(std::string_view tag, std::initializer_list<Attr> attrs, const Href* href,
                  std::string_view rel, std::string_view href_name = "href");
   void end_empty();
-  std::string prefix_;
+  std::string root_;
   bool xml_ = false;
   std::string out_;
   std::vector<std::string> open_;

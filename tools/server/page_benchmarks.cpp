@@ -21,10 +21,10 @@ using html::Href;
 using html::Writer;
 using pages::member;
 
-Result<std::string> render_benchmarks(const ProjectionStore& state, const std::string& prefix) {
+Result<std::string> render_benchmarks(const ProjectionStore& state, const std::string& root) {
   auto page = list_benchmarks(state, PageRequest{});
   if (!page) return page.error();
-  Writer w(prefix);
+  Writer w(root);
   pages::begin_page(w, "Benchmarks", Href::path("/api/v1/benchmarks"));
   w.element("h1", "Benchmarks");
   w.element("p", std::to_string(page->items.size()) + " benchmarks named by the observed runs.",
@@ -58,7 +58,7 @@ std::vector<const Json*> by_gpu_and_protocol(const std::vector<Json>& groups) {
 }
 
 Result<std::string> render_benchmark(const ProjectionStore& state, const std::string& name,
-                                     const std::string& prefix) {
+                                     const std::string& root) {
   auto found = benchmark_groups(state, name);
   if (!found) return found.error();
   if (found->runs.empty()) {
@@ -67,7 +67,7 @@ Result<std::string> render_benchmark(const ProjectionStore& state, const std::st
   }
   std::map<std::string, const Json*> views;  // run digest -> its view
   for (const Json& r : found->runs) views.emplace(member(r, "run"), &r);
-  Writer w(prefix);
+  Writer w(root);
   const std::string heading = "Benchmark " + name;
   pages::begin_page(w, heading, Href::query("/api/v1/runs", {{"benchmark", name}}));
   w.element("h1", heading);
@@ -118,8 +118,8 @@ Result<std::string> render_benchmark(const ProjectionStore& state, const std::st
 Response benchmark_page(const Request& request, Context& context, std::string_view route,
                         std::initializer_list<std::string_view> allowed, const std::string& name) {
   return pages::checked_page(request, context, route, allowed,
-                             [&](const ProjectionStore& state, const std::string& prefix) {
-                               return render_benchmark(state, name, prefix);
+                             [&](const ProjectionStore& state, const std::string& root) {
+                               return render_benchmark(state, name, root);
                              });
 }
 

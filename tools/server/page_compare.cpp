@@ -78,10 +78,10 @@ std::string json(const std::vector<Json>& views) {
   return jcs_serialize(out);
 }
 
-std::string page(const std::vector<Json>& views, const std::string& prefix) {
+std::string page(const std::vector<Json>& views, const std::string& root) {
   std::vector<std::string> digests;
   for (const Json& v : views) digests.push_back(member(v, "run"));
-  Writer w(prefix);
+  Writer w(root);
   pages::begin_page(w, "Compare " + std::to_string(views.size()) + " runs",
                     Href::compare_as(digests, "json"));
   w.element("h1", "Compare " + std::to_string(views.size()) + " runs");
@@ -141,7 +141,7 @@ Response handle_page_compare(const Request& request, Context& context) {
     prefixes.push_back(std::move(*hex));
   }
   const std::string format = request.query("format").value_or("html");
-  const std::string prefix = pages::prefix_of(request);
+  const std::string root = pages::root_of(request);
   auto manifests = log_manifests(context.ledger);
   std::string type = format == "csv"    ? "text/csv; charset=utf-8"
                      : format == "json" ? std::string(api::kJsonType)
@@ -155,7 +155,7 @@ Response handle_page_compare(const Request& request, Context& context) {
           if (!view) return view.error();
           views.push_back(std::move(*view));
         }
-        return format == "csv" ? csv(views) : format == "json" ? json(views) : page(views, prefix);
+        return format == "csv" ? csv(views) : format == "json" ? json(views) : page(views, root);
       },
       type);
   if (r.status == 200 && format == "csv") {

@@ -89,13 +89,13 @@ void neighbours(Writer& w, uint64_t index, uint64_t size) {
 }
 
 Result<std::string> render_event(Context& context, const ProjectionStore& state, uint64_t index,
-                                 const cli::StoredEvent& event, const std::string& prefix) {
+                                 const cli::StoredEvent& event, const std::string& root) {
   const KeyPolicy keys = context.ledger.policy();
   auto touched = runs_touched_by(state, index, event.body);
   if (!touched) return touched.error();
   const std::string id = digest_text(event_id(event.entry.body));
   const std::string kind = event_kind_name(event.body.kind());
-  Writer w(prefix);
+  Writer w(root);
   const std::string heading = "Entry " + std::to_string(index);
   pages::begin_page(w, heading, Href::path("/api/v1/events/" + std::to_string(index)));
   w.element("h1", heading);
@@ -164,9 +164,9 @@ Response handle_page_event(const Request& request, Context& context) {
   if (!event) {
     return pages::error_page(request, http_status(event.error().code()), event.error().message());
   }
-  const std::string prefix = pages::prefix_of(request);
+  const std::string root = pages::root_of(request);
   return pages::page_answer(request, context, [&](const ProjectionStore& state) {
-    return render_event(context, state, *index, *event, prefix);
+    return render_event(context, state, *index, *event, root);
   });
 }
 

@@ -134,7 +134,7 @@ void leadership(Writer& w, const std::vector<Json>& history) {
 }
 
 Result<std::string> render_group(const ProjectionStore& state, const Digest& key,
-                                 const std::string& prefix) {
+                                 const std::string& root) {
   auto group = read_group(state, key);
   if (!group) return group.error();
   if (!*group) return not_found("no comparison group " + digest_text(key) + " in this ledger");
@@ -143,7 +143,7 @@ Result<std::string> render_group(const ProjectionStore& state, const Digest& key
   auto history = leadership_history(state, key);
   if (!history) return history.error();
   const std::string hex = html::digest_hex(digest_text(key));
-  Writer w(prefix);
+  Writer w(root);
   const std::string heading = "Comparison group " + hex.substr(0, 8);
   pages::begin_page(w, heading, Href::path("/api/v1/groups/" + hex));
   w.element("h1", heading);
@@ -173,11 +173,11 @@ Response handle_page_group(const Request& request, Context& context) {
   }
   auto hex = parse_group_prefix(request.rest, "group");
   if (!hex) return pages::error_page(request, http_status(hex.error().code()), hex.error().message());
-  const std::string prefix = pages::prefix_of(request);
+  const std::string root = pages::root_of(request);
   return pages::page_answer(request, context, [&](const ProjectionStore& state) -> Result<std::string> {
     auto key = resolve_group(state, *hex, "group");
     if (!key) return key.error();
-    return render_group(state, *key, prefix);
+    return render_group(state, *key, root);
   });
 }
 

@@ -132,7 +132,7 @@ Status recent_events(Writer& w, Context& context, uint64_t size) {
 }
 
 Result<std::string> render_home(Context& context, const ProjectionStore& state,
-                                const std::string& prefix) {
+                                const std::string& root) {
   std::optional<StoredCheckpoint> newest;
   if (auto cp = stored_checkpoint(context.ledger); cp) {
     newest = std::move(*cp);
@@ -145,7 +145,7 @@ Result<std::string> render_home(Context& context, const ProjectionStore& state,
   if (!changes) return changes.error();
   const KeyPolicy keys = context.ledger.policy();
   const std::string origin = keys.genesis() ? keys.genesis()->origin : std::string("evledger");
-  Writer w(prefix);
+  Writer w(root);
   pages::begin_page(w, origin, Href::path("/api/v1/checkpoints"));
   w.element("h1", origin);
   w.element("p", "An append-only, signed log of benchmark evidence: every number on these pages "
@@ -177,12 +177,12 @@ Result<std::string> render_home(Context& context, const ProjectionStore& state,
 
 // The registry as the API's keys listing shows it (cli::key_registry_json), as a table.
 Result<std::string> render_keys(Context& context, const ProjectionStore& state,
-                                const std::string& prefix) {
+                                const std::string& root) {
   auto voided = list_void_events(state);
   if (!voided) return voided.error();
   std::optional<std::string> next;
   const auto registry = cli::key_registry_json(context.ledger.policy(), "", SIZE_MAX, next);
-  Writer w(prefix);
+  Writer w(root);
   pages::begin_page(w, "Keys", Href::path("/api/v1/keys"));
   w.element("h1", "Keys");
   w.element("p", std::to_string(registry.size()) + " keys: who may append what, granted and "
@@ -266,15 +266,15 @@ Result<std::string> render_keys(Context& context, const ProjectionStore& state,
 
 Response handle_page_home(const Request& request, Context& context) {
   return pages::checked_page(request, context, "/", {},
-                             [&](const ProjectionStore& state, const std::string& prefix) {
-                               return render_home(context, state, prefix);
+                             [&](const ProjectionStore& state, const std::string& root) {
+                               return render_home(context, state, root);
                              });
 }
 
 Response handle_page_keys(const Request& request, Context& context) {
   return pages::checked_page(request, context, "keys", {},
-                             [&](const ProjectionStore& state, const std::string& prefix) {
-                               return render_keys(context, state, prefix);
+                             [&](const ProjectionStore& state, const std::string& root) {
+                               return render_keys(context, state, root);
                              });
 }
 

@@ -63,7 +63,7 @@ void changes_list(Writer& w, const std::vector<const Json*>& changes, const char
   w.close();
 }
 
-Result<std::string> render_records(const ProjectionStore& state, const std::string& prefix) {
+Result<std::string> render_records(const ProjectionStore& state, const std::string& root) {
   auto leaders = current_records(state);
   if (!leaders) return leaders.error();
   auto history = latest_leadership_changes(state, SIZE_MAX);
@@ -75,7 +75,7 @@ Result<std::string> render_records(const ProjectionStore& state, const std::stri
       broken.push_back(&change);
     }
   }
-  Writer w(prefix);
+  Writer w(root);
   pages::begin_page(w, "Records", Href::path("/api/v1/leaders"));
   w.element("h1", "Records");
   w.open("p", {{"class", "subtitle"}});
@@ -120,7 +120,7 @@ std::string feed_id(const std::string& origin) {
 }
 
 Result<std::string> render_feed(Context& context, const ProjectionStore& state,
-                                const std::string& prefix) {
+                                const std::string& root) {
   auto changes = latest_leadership_changes(state, kFeedEntries);
   if (!changes) return changes.error();
   const KeyPolicy keys = context.ledger.policy();
@@ -130,7 +130,7 @@ Result<std::string> render_feed(Context& context, const ProjectionStore& state,
     const auto index = number(change, "index");
     times.push_back(index ? claimed_time(context, static_cast<uint64_t>(*index)) : "");
   }
-  Writer w(prefix);
+  Writer w(root);
   w.open_xml("feed", kAtomNamespace);
   w.element("title", "Record changes of " + origin);
   w.element("id", feed_id(origin));
@@ -175,8 +175,8 @@ Response handle_page_records(const Request& request, Context& context) {
 Response handle_page_records_feed(const Request& request, Context& context) {
   return pages::checked_page(
       request, context, "records/feed.xml", {},
-      [&](const ProjectionStore& state, const std::string& prefix) {
-        return render_feed(context, state, prefix);
+      [&](const ProjectionStore& state, const std::string& root) {
+        return render_feed(context, state, root);
       },
       kAtomType);
 }

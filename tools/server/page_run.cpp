@@ -29,6 +29,7 @@ struct Citation {
   std::string origin;
   std::optional<Checkpoint> checkpoint;
   std::string accessed;  // YYYY-MM-DD, UTC
+  std::string prefix;    // the server's --prefix as the request shows it, for the permalink
 };
 
 Citation citation_of(Context& context) {
@@ -148,9 +149,9 @@ std::string bibtex(const Json& view, const Citation& c, const std::string& perma
          "},\n  url = {" + permalink + "},\n  urldate = {" + c.accessed + "}\n}";
 }
 
-void cite(Writer& w, const Json& view, const Citation& c, const std::string& prefix) {
+void cite(Writer& w, const Json& view, const Citation& c) {
   const std::string run = member(view, "run");
-  const std::string permalink = prefix + "/runs/" + html::digest_hex(run);
+  const std::string permalink = c.prefix + "/runs/" + html::digest_hex(run);
   w.open("dl", {{"class", "rows"}, {"id", "citation"}});
   w.element("dt", "permalink").open("dd").link(Href::run(run), permalink).close();
   w.element("dt", "run digest").element("dd", run, {{"data-copy", ""}, {"data-copy-name", "run"}});
@@ -186,10 +187,10 @@ std::string manifest_text(Context& context, const Json& view) {
 
 std::string render_run_page(Context& context, const Json& view,
                             const std::vector<RankExclusion>& unranked, const Citation& c,
-                            const std::string& prefix) {
+                            const std::string& root) {
   const cli::RunPage page = cli::run_page(view, {c.origin, checkpoint_text(c), unranked});
   const std::string run = member(view, "run");
-  Writer w(prefix);
+  Writer w(root);
   pages::begin_page(w, page.heading, Href::path("/api/v1/runs/" + html::digest_hex(run)));
   w.open("section", {{"class", "wide"}});
   w.element("h1", page.heading).element("p", page.title, {{"class", "subtitle"}});
@@ -203,7 +204,7 @@ std::string render_run_page(Context& context, const Json& view,
     w.element("h2", section.title);
     section_items(w, section, primary);
     if (primary) actions(w, view);
-    if (citation) cite(w, view, c, prefix);
+    if (citation) cite(w, view, c);
     w.close();
   }
   w.open("section").element("h2", "Canonical manifest");
@@ -223,14 +224,15 @@ Response handle_page_run(const Request& request, Context& context) {
   }
   auto hex = parse_run_prefix(request.rest, "run");
   if (!hex) return pages::error_page(request, http_status(hex.error().code()), hex.error().message());
-  const Citation citation = citation_of(context);
-  const std::string prefix = pages::prefix_of(request);
+  Citation citation = citation_of(context);
+  citation.prefix = pages::prefix_of(request);
+  const std::string root = pages::root_of(request);
   auto manifests = log_manifests(context.ledger);
   return pages::page_answer(request, context, [&](const ProjectionStore& state) -> Result<std::string> {
     std::vector<RankExclusion> unranked;
     auto view = read_named_run_view(state, *manifests, *hex, "run", &unranked);
     if (!view) return view.error();
-    return render_run_page(context, *view, unranked, citation, prefix);
+    return render_run_page(context, *view, unranked, citation, root);
   });
 }
 

@@ -29,8 +29,8 @@ void search_form(Writer& w, const std::string& q) {
 }
 
 Result<std::string> render_search(const ProjectionStore& state, const std::string& q,
-                                  const std::string& prefix) {
-  Writer w(prefix);
+                                  const std::string& root) {
+  Writer w(root);
   // The API has no search; the runs it searches are its runs listing.
   pages::begin_page(w, q.empty() ? std::string("Search") : "Search: " + q,
                     Href::path("/api/v1/runs"));
@@ -64,8 +64,8 @@ Result<std::string> render_search(const ProjectionStore& state, const std::strin
 Response handle_page_search(const Request& request, Context& context) {
   const std::string q = request.query("q").value_or("");
   return pages::checked_page(request, context, "search", {"q"},
-                             [&](const ProjectionStore& state, const std::string& prefix) {
-                               return render_search(state, q, prefix);
+                             [&](const ProjectionStore& state, const std::string& root) {
+                               return render_search(state, q, root);
                              });
 }
 

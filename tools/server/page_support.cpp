@@ -1,5 +1,7 @@
 #include "tools/server/page_support.h"
 
+#include <algorithm>
+
 #include "events/jcs.h"
 #include "tools/json_text.h"
 #include "tools/run_page.h"
@@ -50,6 +52,18 @@ std::string prefix_of(const Request& request) {
   if (request.path == "/" && !full.empty() && full.back() != '/') return std::string(full);
   if (full.size() < request.path.size()) return "";
   return std::string(full.substr(0, full.size() - request.path.size()));
+}
+
+std::string root_of(const Request& request) {
+  std::string_view full = target_path(request.target);
+  if (request.path == "/" && !full.empty() && full.back() != '/') {
+    return std::string(full.substr(full.rfind('/') + 1)) + "/";
+  }
+  const auto depth = std::count(request.path.begin(), request.path.end(), '/') - 1;
+  if (depth <= 0) return "./";
+  std::string up;
+  for (long i = 0; i < depth; ++i) up += "../";
+  return up;
 }
 
 std::string pretty_json(const Json& value) {
@@ -172,7 +186,7 @@ void end_page(html::Writer& w) {
 }
 
 Response error_page(const Request& request, int status, std::string_view detail) {
-  html::Writer w(prefix_of(request));
+  html::Writer w(root_of(request));
   std::string title = std::to_string(status) + " " + std::string(status_reason(status));
   begin_page(w, title, html::Href::path("/api/v1/openapi.json"));
   w.open("section", {{"class", "wide"}}).element("h1", title).element("p", detail).close();
@@ -211,9 +225,9 @@ Response checked_page(const Request& request, Context& context, std::string_view
   if (Status s = api::check_parameters(request, route, allowed); !s) {
     return error_page(request, 400, s.message());
   }
-  const std::string prefix = prefix_of(request);
+  const std::string root = root_of(request);
   return page_answer(
-      request, context, [&](const ProjectionStore& state) { return render(state, prefix); },
+      request, context, [&](const ProjectionStore& state) { return render(state, root); },
       content_type);
 }
 

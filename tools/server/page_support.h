@@ -23,6 +23,10 @@ namespace evl::server::pages {
 
 // The server's --prefix, as the request's target shows it ("" at the root).
 std::string prefix_of(const Request& request);
+// The way up from the requested page to the server's root, which its links start with: "./"
+// for a page at the root (/records), "../" one level down (/runs/<hex>), and "log/" for the
+// home page of a server at --prefix /log asked for as "/log".
+std::string root_of(const Request& request);
 
 // Writes the doctype, the head (title, style, script, the alternate JSON resource), the site
 // header, and opens <main>; finish() of the writer closes it, then footer() ends the page.
@@ -55,9 +59,9 @@ Response page_answer(const Request& request, Context& context,
                      std::string_view content_type = "text/html; charset=utf-8");
 // A page that takes no query parameters but `allowed`: 400 naming any other (api.h's rule,
 // `route` naming the page), else page_answer() of what `render` makes of the snapshot with
-// the request's prefix (prefix_of).
+// the page's way up to the root (root_of).
 using PageRender =
-    std::function<Result<std::string>(const ProjectionStore& state, const std::string& prefix)>;
+    std::function<Result<std::string>(const ProjectionStore& state, const std::string& root)>;
 Response checked_page(const Request& request, Context& context, std::string_view route,
                       std::initializer_list<std::string_view> allowed, const PageRender& render,
                       std::string_view content_type = "text/html; charset=utf-8");

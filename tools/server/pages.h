@@ -26,6 +26,8 @@
 //   GET /search?q=<words>   runs by benchmark, implementation, source, GPU, external id or the
 //        start of a digest
 //
+// Links are relative to the page they are on (page_support.h's root_of), so that the pages
+// work at any --prefix and below a proxy's sub-path that the server never sees.
 // Every page carries the Content-Security-Policy below (no inline script or style, scripts only
 // from /assets/), X-Content-Type-Options: nosniff, <link rel=alternate type=application/json>
 // to the API resource it shows, and the API's caching rule (api.h): an ETag of the newest
