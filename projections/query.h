@@ -83,6 +83,9 @@ struct PageRequest {
 struct Page {
   std::vector<Json> items;
   std::optional<std::string> next;  // the cursor of the next page; nullopt after the last
+  // The cursor of the page before ("" for the first page), where a listing gives it; nullopt
+  // on the first page.
+  std::optional<std::string> previous;
 };
 
 struct RunFilter {
@@ -116,6 +119,13 @@ Result<Page> leadership_history(const ProjectionStore& store, const std::optiona
                                 const PageRequest& page);
 Result<std::vector<Json>> leadership_history(const ProjectionStore& store,
                                              const std::optional<Digest>& group = std::nullopt);
+// The same history newest first, with leadership_history's cursors: the `limit` changes at
+// and before the cursor's position (from the newest when it is empty); `next` is the position
+// of the change before them, `previous` that of the page of the newer ones. One scan of the
+// history up to the page and `limit` changes past it.
+Result<Page> leadership_history_newest_first(const ProjectionStore& store,
+                                             const std::optional<Digest>& group,
+                                             const PageRequest& page);
 
 // The benchmarks that runs name (spec.sourceNative.benchmark), each {benchmark, runs}: the
 // number of observed runs that name it. In the order of their index (projections/FORMAT.md,

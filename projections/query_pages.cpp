@@ -1,5 +1,7 @@
 // The listings of projections/query.h, a page at a time: each page is one range scan of an
 // index of the state from the cursor's key, so a page costs its own items, not the listing's.
+#include <algorithm>
+#include <deque>
 #include <functional>
 #include <string>
 
@@ -219,28 +221,88 @@ Result<std::optional<Json>> read_group(const ProjectionStore& store, const Diges
   return std::optional<Json>(std::move(*g));
 }
 
-Result<Page> leadership_history(const ProjectionStore& store, const std::optional<Digest>& group,
-                                const PageRequest& page) {
-  // L/<20-digit index>/<64 hex>
+namespace {
+
+// L/<20-digit index>/<64 hex>: the history's cursors, and the changes of `group` (all without).
+Status check_leadership_cursor(const PageRequest& page) {
   const std::string_view c = page.cursor;
   const bool valid = c.size() == 85 && c[20] == '/' &&
                      c.substr(0, 20).find_first_not_of("0123456789") == std::string_view::npos &&
                      is_digest_hex(c.substr(21));
-  EVL_RETURN_IF_ERROR(check_cursor(page, valid, "<20 digits>/<64 hex>"));
+  return check_cursor(page, valid, "<20 digits>/<64 hex>");
+}
+Result<bool> of_group(std::string_view suffix, const std::string& wanted_hex) {
+  if (suffix.size() != 85) return corrupt("a leadership record's key is damaged; rebuild the projections");
+  return wanted_hex.empty() || suffix.substr(21) == wanted_hex;
+}
+Result<Json> leadership_record(std::string_view record) {
+  auto j = parse_json(record);
+  if (!j) return corrupt("a stored leadership record is damaged; rebuild the projections");
+  return std::move(*j);
+}
+
+}  // namespace
+
+Result<Page> leadership_history(const ProjectionStore& store, const std::optional<Digest>& group,
+                                const PageRequest& page) {
+  EVL_RETURN_IF_ERROR(check_leadership_cursor(page));
   const std::string wanted = group ? store_keys::hex(*group) : std::string();
-  Accept accept = [&wanted](std::string_view suffix, std::string_view) -> Result<bool> {
-    if (suffix.size() != 85) return corrupt("a leadership record's key is damaged; rebuild the projections");
-    return wanted.empty() || suffix.substr(21) == wanted;
+  Accept accept = [&wanted](std::string_view suffix, std::string_view) {
+    return of_group(suffix, wanted);
   };
   auto found = scan_page(store, std::string(store_keys::kLeadership), page, accept, true);
   if (!found) return found.error();
   Page out;
   for (const std::string& record : found->values) {
-    auto j = parse_json(record);
-    if (!j) return corrupt("a stored leadership record is damaged; rebuild the projections");
+    auto j = leadership_record(record);
+    if (!j) return j.error();
     out.items.push_back(std::move(*j));
   }
   out.next = std::move(found->next);
+  return out;
+}
+
+Result<Page> leadership_history_newest_first(const ProjectionStore& store,
+                                             const std::optional<Digest>& group,
+                                             const PageRequest& page) {
+  EVL_RETURN_IF_ERROR(check_leadership_cursor(page));
+  const std::string wanted = group ? store_keys::hex(*group) : std::string();
+  const size_t limit = std::max<size_t>(page.limit, 1);
+  const size_t keep = limit == SIZE_MAX ? limit : limit + 1;
+  // The newest limit + 1 changes at or before the cursor, then up to limit + 1 after it.
+  std::deque<std::pair<std::string, std::string>> kept;
+  std::vector<std::string> newer;
+  Status failed;
+  Status s = store.scan(store_keys::kLeadership, [&](std::string_view key, std::string_view value) {
+    const std::string_view suffix = key.substr(store_keys::kLeadership.size());
+    auto taken = of_group(suffix, wanted);
+    if (!taken) {
+      failed = taken.error();
+      return false;
+    }
+    if (!*taken) return true;
+    if (page.cursor.empty() || suffix <= page.cursor) {
+      if (kept.size() == keep) kept.pop_front();
+      kept.emplace_back(suffix, value);
+      return true;
+    }
+    newer.emplace_back(suffix);
+    return newer.size() < keep;
+  });
+  if (!s) return s;
+  if (!failed) return failed;
+  Page out;
+  if (kept.size() > limit) {
+    out.next = kept.front().first;
+    kept.pop_front();
+  }
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
+    auto j = leadership_record(it->second);
+    if (!j) return j.error();
+    out.items.push_back(std::move(*j));
+  }
+  // The newer page ends `limit` changes later; the first page when no change is newer still.
+  if (!page.cursor.empty()) out.previous = newer.size() > limit ? newer[limit - 1] : std::string();
   return out;
 }
 

@@ -2,7 +2,6 @@
 #include "projections/query_site.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -123,21 +122,12 @@ Result<ProjectionCounts> count_projections(const ProjectionStore& store) {
 }
 
 Result<std::vector<Json>> latest_leadership_changes(const ProjectionStore& store, size_t limit) {
-  std::deque<std::string> newest;
   if (limit == 0) return std::vector<Json>();
-  Status s = store.scan(store_keys::kLeadership, [&](std::string_view, std::string_view value) {
-    if (newest.size() == limit) newest.pop_front();
-    newest.emplace_back(value);
-    return true;
-  });
-  if (!s) return s;
-  std::vector<Json> out;
-  for (auto it = newest.rbegin(); it != newest.rend(); ++it) {
-    auto j = parse_json(*it);
-    if (!j) return corrupt("a stored leadership record is damaged; rebuild the projections");
-    out.push_back(std::move(*j));
-  }
-  return out;
+  PageRequest page;
+  page.limit = limit;
+  auto newest = leadership_history_newest_first(store, std::nullopt, page);
+  if (!newest) return newest.error();
+  return std::move(newest->items);
 }
 
 Result<std::vector<Json>> current_records(const ProjectionStore& store) {
@@ -234,8 +224,8 @@ Result<BenchmarkGroups> benchmark_groups(const ProjectionStore& store, std::stri
   return out;
 }
 
-Result<SearchResult> search_runs(const ProjectionStore& store, std::string_view query,
-                                 size_t limit) {
+Result<Page> search_runs(const ProjectionStore& store, std::string_view query,
+                         const PageRequest& page) {
   const std::string_view q = trimmed(query);
   if (q.size() < kMinSearchQuery || q.size() > kMaxSearchQuery) {
     return usage_error("q= must hold " + std::to_string(kMinSearchQuery) + " to " +
@@ -247,10 +237,17 @@ Result<SearchResult> search_runs(const ProjectionStore& store, std::string_view 
   const bool prefilter = hex.empty() && needle.find_first_of("\"\\") == std::string::npos &&
                          std::none_of(needle.begin(), needle.end(),
                                       [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  const std::string& c = page.cursor;
+  if (!c.empty() && (c.size() != 64 || c.find_first_not_of("0123456789abcdef") != std::string::npos)) {
+    return usage_error(page.what + " '" + c.substr(0, 100) + "' is not a position in this "
+                       "search (64 hex digits): pass the 'next' of the page before, or nothing "
+                       "for the first page");
+  }
   std::vector<Digest> found;
-  SearchResult out;
+  Page out;
   Status failed;
-  Status s = store.scan(store_keys::kRuns, [&](std::string_view, std::string_view value) {
+  const std::string from = std::string(store_keys::kRuns) + c;
+  Status s = store.scan_from(store_keys::kRuns, from, [&](std::string_view, std::string_view value) {
     if (prefilter && !holds_folded(value, needle)) return true;
     auto view = parse_run_view(value);
     if (!view) {
@@ -258,8 +255,8 @@ Result<SearchResult> search_runs(const ProjectionStore& store, std::string_view 
       return false;
     }
     if (!matches(*view, needle, hex)) return true;
-    if (found.size() == limit) {
-      out.more = true;
+    if (found.size() == page.limit) {
+      out.next = store_keys::hex(view->run);
       return false;
     }
     found.push_back(view->run);
@@ -271,7 +268,7 @@ Result<SearchResult> search_runs(const ProjectionStore& store, std::string_view 
   for (const Digest& run : found) {
     auto view = full_view(store, run, &cache, nullptr);
     if (!view) return view.error();
-    if (*view) out.runs.push_back(std::move(**view));
+    if (*view) out.items.push_back(std::move(**view));
   }
   return out;
 }

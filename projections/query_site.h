@@ -16,6 +16,7 @@
 #include "events/event.h"
 #include "events/json.h"
 #include "events/sha256.h"
+#include "projections/query.h"
 #include "projections/store.h"
 
 namespace evl {
@@ -56,15 +57,12 @@ Result<BenchmarkGroups> benchmark_groups(const ProjectionStore& store, std::stri
 // without regard to ASCII case, in a view's benchmark, name, title, source, external id or GPU
 // product, or a start of at least kMinDigestPrefix hex digits of its run digest or comparison
 // key ("sha256:" and the ellipsis may be left in). Listing views (list_runs), in run digest
-// order, at most `limit`; `more` says whether there were others. kUsage for a query too short
-// or too long.
-struct SearchResult {
-  std::vector<Json> runs;
-  bool more = false;
-};
+// order. kUsage for a query too short
+// or too long. A page of them: from the run at page.cursor on (a run digest's 64 hex digits, as
+// `next` gives it; kUsage for another), at most page.limit, `next` the first match after them.
 inline constexpr size_t kMinSearchQuery = 2;
 inline constexpr size_t kMaxSearchQuery = 200;
-Result<SearchResult> search_runs(const ProjectionStore& store, std::string_view query,
-                                 size_t limit);
+Result<Page> search_runs(const ProjectionStore& store, std::string_view query,
+                         const PageRequest& page);
 
 }  // namespace evl

@@ -125,6 +125,30 @@ TEST_CASE("every page size lists a whole listing once and in order", "[projectio
   REQUIRE(history.size() >= 3);
   check_every_limit([&](const PageRequest& p) { return leadership_history(s, std::nullopt, p); },
                     history);
+  // Newest first: the same changes reversed, at every page size, and `previous` walks back.
+  for (size_t limit = 1; limit <= history.size() + 1; ++limit) {
+    INFO("newest first, limit " << limit);
+    std::vector<Page> pages;
+    PageRequest request;
+    request.limit = limit;
+    while (true) {
+      pages.push_back(leadership_history_newest_first(s, std::nullopt, request).value());
+      REQUIRE(pages.back().items.size() <= limit);
+      if (!pages.back().next) break;
+      request.cursor = *pages.back().next;
+    }
+    std::vector<Json> all;
+    for (const Page& p : pages) all.insert(all.end(), p.items.begin(), p.items.end());
+    CHECK(texts(all) == texts(std::vector<Json>(history.rbegin(), history.rend())));
+    CHECK_FALSE(pages.front().previous);
+    for (size_t i = 1; i < pages.size(); ++i) {
+      REQUIRE(pages[i].previous);
+      request.cursor = *pages[i].previous;
+      CHECK(texts(leadership_history_newest_first(s, std::nullopt, request).value().items) ==
+            texts(pages[i - 1].items));
+      CHECK((i == 1) == pages[i].previous->empty());
+    }
+  }
   const auto of_group = leadership_history(s, group.group).value();
   check_every_limit([&](const PageRequest& p) { return leadership_history(s, group.group, p); },
                     of_group);

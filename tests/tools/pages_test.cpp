@@ -224,7 +224,7 @@ std::vector<PageTarget> every_page(const Json& view) {
           {"/events/" + index, "/api/v1/events/" + index},
           {"/benchmarks", "/api/v1/benchmarks"},
           {"/benchmarks/" + benchmark, "/api/v1/runs?benchmark=" + benchmark},
-          {"/records", "/api/v1/leaders"},
+          {"/records", "/api/v1/leaders?order=newest"},
           {"/keys", "/api/v1/keys"},
           {"/search?q=" + benchmark.substr(0, 5), "/api/v1/runs"}};
 }
@@ -406,7 +406,95 @@ TEST_CASE("the keys page lists the registry with each key's grant", "[server][pa
                         member(k, "grantedAt") + "</a>"));
   }
   CHECK(has(page, "<h2>Voided ranges</h2>"));
-  CHECK(has(page, "None: no key was revoked as compromised."));
+  CHECK(has(page, "None among these keys: none was revoked as compromised."));
+}
+
+// The href of the page's <link rel=REL>, unescaped, as a target from the root (for a page at
+// the root or one level down: its links start with "./" or "../").
+std::optional<std::string> head_link(const std::string& page, const std::string& rel) {
+  const std::string start = "<link rel=\"" + rel + "\" href=\"";
+  const size_t at = page.find(start);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t from = at + start.size();
+  std::string href = page.substr(from, page.find('"', from) - from);
+  href = href.substr(href.rfind("./") + 2);
+  for (size_t amp; (amp = href.find("&amp;")) != std::string::npos;) href.replace(amp, 5, "&");
+  return "/" + href;
+}
+
+TEST_CASE("listing pages are bounded and page with the API's cursors, next and back",
+          "[server][pages]") {
+  Catalog c(40);
+  // /records: the history newest first, `limit` a page, as /api/v1/leaders?order=newest.
+  const auto leaders = c.all_pages("/api/v1/leaders?limit=1000");
+  REQUIRE(leaders.size() > 3);
+  std::vector<std::string> entries;  // the history's entry links, page after page
+  std::vector<std::string> targets = {"/records?limit=2"};
+  for (std::string target = targets[0];;) {
+    Response r = c.get(target);
+    const std::string page = body_of(r);
+    INFO(target << "\n" << page);
+    REQUIRE(r.status == 200);
+    const size_t history = page.find("id=\"history\"");
+    REQUIRE(history != std::string::npos);
+    const std::string list = page.substr(history, page.find("</ol>", history) - history);
+    CHECK(count(list, "<li>") <= 2);
+    for (size_t at = list.find("\">entry "); at != std::string::npos; at = list.find("\">entry ", at + 1)) {
+      entries.push_back(list.substr(at + 8, list.find('<', at) - at - 8));
+    }
+    // Its JSON is the API's page of the same cursor: the same changes.
+    const auto alternate = head_link(page, "alternate");
+    REQUIRE(alternate);
+    CHECK(json_of(c.get(*alternate)).find("items")->as_array().size() == count(list, "<li>"));
+    const auto next = head_link(page, "next");
+    CHECK(has(page, next ? "rel=\"next\">Older changes</a>" : "</ol>"));
+    if (!next) break;
+    targets.push_back(*next);
+    target = *next;
+  }
+  REQUIRE(entries.size() == leaders.size());
+  for (size_t i = 0; i < leaders.size(); ++i) {
+    CHECK(entries[i] == member(leaders[leaders.size() - 1 - i], "index"));
+  }
+  CHECK(targets.size() == (leaders.size() + 1) / 2);
+  // rel=prev of each later page leads to the page before it.
+  for (size_t i = 1; i < targets.size(); ++i) {
+    const auto prev = head_link(body_of(c.get(targets[i])), "prev");
+    REQUIRE(prev);
+    const std::string back = body_of(c.get(*prev)), before = body_of(c.get(targets[i - 1]));
+    CHECK(back.substr(back.find("id=\"history\"")) == before.substr(before.find("id=\"history\"")));
+  }
+  CHECK(c.get("/records?cursor=x").status == 400);
+  CHECK(c.get("/records?limit=0").status == 400);
+  CHECK(c.get("/api/v1/leaders?order=oldest").status == 400);
+
+  // The forward listings: a page of `limit`, a next link to the rest, a first-page link.
+  const Json view = ranked_follower(c);
+  const std::string benchmark = member(view, "benchmark");
+  for (const std::string& first : std::vector<std::string>{"/benchmarks?limit=1", "/keys?limit=1",
+                                   "/benchmarks/" + benchmark + "?limit=1",
+                                   "/search?q=" + benchmark.substr(0, 5) + "&limit=1"}) {
+    const std::string page = body_of(c.get(first));
+    INFO(first << "\n" << page);
+    CHECK(count(page, "<tbody><tr>") + count(page, "</tr><tr>") >= 1);
+    const auto next = head_link(page, "next");
+    REQUIRE(next);
+    CHECK(has(*next, "cursor="));
+    CHECK(has(*next, "limit=1"));
+    const std::string second = body_of(c.get(*next));
+    CHECK(head_link(second, "first").value_or("") == first);
+    CHECK_FALSE(head_link(page, "first"));
+  }
+  CHECK(c.get("/keys?cursor=zz").status == 400);
+  CHECK(c.get("/search?q=ab&cursor=zz").status == 400);
+
+  // A group's page lists its newest changes and links the whole history.
+  const std::string key = member(view, "comparisonKey").substr(7);
+  const std::string group = body_of(c.get("/groups/" + key));
+  CHECK(has(group, "href=\"../records?group=" + key + "\">The whole history</a>"));
+  const std::string of_group = body_of(c.get("/records?group=" + key));
+  CHECK(count(of_group, " leads ") ==
+        c.all_pages("/api/v1/leaders?group=" + key + "&limit=1000").size());
 }
 
 TEST_CASE("search finds runs by benchmark, GPU, external id and digest start", "[server][pages]") {

@@ -94,12 +94,17 @@ Response handle_api_group(const Request& request, Context& context) {
 Response handle_api_leaders(const Request& request, Context& context) {
   auto group = group_parameter(request);
   if (!group) return problem(group.error());
+  const std::string order = request.query("order").value_or("log");
+  if (order != "log" && order != "newest") {
+    return problem(usage_error("order= must be log (oldest first, the default) or newest"));
+  }
   return api::projection_listing(
-      request, context, "leaders", {"group", "limit", "cursor"},
+      request, context, "leaders", {"group", "order", "limit", "cursor"},
       [&](const ProjectionStore& state, const PageRequest& page) -> Result<Page> {
         auto key = group->resolve(state);
         if (!key) return key.error();
-        return leadership_history(state, *key, page);
+        return order == "newest" ? leadership_history_newest_first(state, *key, page)
+                                 : leadership_history(state, *key, page);
       });
 }
 

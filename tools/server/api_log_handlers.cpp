@@ -198,17 +198,11 @@ Response handle_api_checkpoints(const Request& request, Context& context) {
 Response handle_api_keys(const Request& request, Context& context) {
   auto page = api::listing_parameters(request, "keys", {"limit", "cursor"});
   if (!page) return problem(page.error());
-  const std::string& cursor = page->cursor;
-  if (!cursor.empty() && (cursor.size() != 64 || cursor.find_first_not_of("0123456789abcdef") !=
-                                                     std::string::npos)) {
-    return problem(400, "cursor=" + cursor.substr(0, 100) +
-                            " is not a position in this listing (64 hex digits): pass the "
-                            "'next' of the page before, or nothing for the first page");
-  }
+  if (Status s = api::check_key_cursor(page->cursor); !s) return problem(s);
   LogAnswer answer(request, context);
   if (auto unchanged = answer.not_modified()) return *unchanged;
   std::optional<std::string> next;
-  auto items = cli::key_registry_json(context.ledger.policy(), cursor, page->limit, next);
+  auto items = cli::key_registry_json(context.ledger.policy(), page->cursor, page->limit, next);
   return answer.ok(api::page_json(items, next));
 }
 

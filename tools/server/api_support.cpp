@@ -87,6 +87,16 @@ Result<PageRequest> listing_parameters(const Request& request, std::string_view 
   return page_parameters(request);
 }
 
+Status check_key_cursor(const std::string& cursor) {
+  if (cursor.empty() || (cursor.size() == 64 &&
+                         cursor.find_first_not_of("0123456789abcdef") == std::string::npos)) {
+    return Status::ok();
+  }
+  return usage_error("cursor=" + cursor.substr(0, 100) +
+                     " is not a position in this listing (64 hex digits): pass the 'next' of "
+                     "the page before, or nothing for the first page");
+}
+
 std::string page_json(const std::vector<std::string>& items, const std::optional<std::string>& next) {
   size_t size = 32;
   for (const auto& item : items) size += item.size() + 1;

@@ -36,6 +36,10 @@ Result<PageRequest> page_parameters(const Request& request);
 Result<PageRequest> listing_parameters(const Request& request, std::string_view route,
                                        std::initializer_list<std::string_view> allowed);
 
+// kUsage unless `cursor` is a position in the key registry's listing (64 hex digits, or empty
+// for the first page).
+Status check_key_cursor(const std::string& cursor);
+
 // {"items":[<item>...],"next":<cursor or null>}; each item is a JSON text.
 std::string page_json(const std::vector<std::string>& items, const std::optional<std::string>& next);
 std::string page_json(const Page& page);

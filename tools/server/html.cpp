@@ -105,6 +105,11 @@ Href Href::benchmark(std::string_view name) {
 
 Href Href::query(std::string_view fixed,
                  std::initializer_list<std::pair<std::string_view, std::string_view>> params) {
+  return query(fixed, std::vector<std::pair<std::string_view, std::string_view>>(params));
+}
+
+Href Href::query(std::string_view fixed,
+                 const std::vector<std::pair<std::string_view, std::string_view>>& params) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string target = path(fixed).target_;
   char separator = '?';

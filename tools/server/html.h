@@ -46,6 +46,8 @@ class Href {
   // leaves it.
   static Href query(std::string_view fixed,
                     std::initializer_list<std::pair<std::string_view, std::string_view>> params);
+  static Href query(std::string_view fixed,
+                    const std::vector<std::pair<std::string_view, std::string_view>>& params);
   // /api/v1/proofs/inclusion?index=<index>&format=tlog-proof.
   static Href tlog_proof(uint64_t index);
   // /compare?run=<hex>&run=<hex>...: from digests.

@@ -21,14 +21,20 @@ using html::Href;
 using html::Writer;
 using pages::member;
 
-Result<std::string> render_benchmarks(const ProjectionStore& state, const std::string& root) {
-  auto page = list_benchmarks(state, PageRequest{});
+// A page of the benchmarks (cursor=, limit=), as GET /api/v1/benchmarks lists them.
+Result<std::string> render_benchmarks(const Request& request, const ProjectionStore& state,
+                                      const std::string& root) {
+  auto wanted = pages::page_request(request);
+  if (!wanted) return wanted.error();
+  auto page = list_benchmarks(state, *wanted);
   if (!page) return page.error();
+  const pages::PageLinks links = pages::page_links(request, "/benchmarks", {}, *page);
   Writer w(root);
-  pages::begin_page(w, "Benchmarks", Href::path("/api/v1/benchmarks"));
+  pages::begin_page(w, "Benchmarks",
+                    pages::listing_href(request, "/api/v1/benchmarks", {}, wanted->cursor), links);
   w.element("h1", "Benchmarks");
-  w.element("p", std::to_string(page->items.size()) + " benchmarks named by the observed runs.",
-            {{"class", "subtitle"}});
+  w.element("p", "The benchmarks named by the observed runs, by name; " +
+                     std::to_string(wanted->limit) + " a page.", {{"class", "subtitle"}});
   w.open("table", {{"class", "ranking"}, {"id", "benchmarks"}}).open("thead").open("tr");
   w.element("th", "Benchmark", {{"scope", "col"}}).element("th", "Runs", {{"scope", "col"}});
   w.close().close().open("tbody");
@@ -41,6 +47,7 @@ Result<std::string> render_benchmarks(const ProjectionStore& state, const std::s
     w.close();
   }
   w.close().close();
+  pages::pager(w, links, "", "More benchmarks");
   pages::end_page(w);
   return w.finish();
 }
@@ -57,19 +64,37 @@ std::vector<const Json*> by_gpu_and_protocol(const std::vector<Json>& groups) {
   return out;
 }
 
-Result<std::string> render_benchmark(const ProjectionStore& state, const std::string& name,
-                                     const std::string& root) {
+// A benchmark's groups, and a page of its runs (cursor=, limit=) as GET /api/v1/runs?benchmark=
+// lists them.
+Result<std::string> render_benchmark(const Request& request, const ProjectionStore& state,
+                                     const std::string& name, const std::string& root) {
+  auto wanted = pages::page_request(request);
+  if (!wanted) return wanted.error();
   auto found = benchmark_groups(state, name);
   if (!found) return found.error();
   if (found->runs.empty()) {
     return not_found("no observed run names benchmark \"" + name.substr(0, 200) +
                      "\"; /benchmarks lists those that runs name");
   }
+  RunFilter filter;
+  filter.benchmark = name;
+  auto runs = list_runs(state, filter, *wanted);
+  if (!runs) return runs.error();
+  // The page's own path: /benchmarks/<name>, or /benchmarks?name= for a name no path holds.
+  const std::string path = Href::benchmark(name).target();
+  const bool by_path = path.find('?') == std::string::npos;
+  std::vector<std::pair<std::string_view, std::string_view>> fixed;
+  if (!by_path) fixed.emplace_back("name", name);
+  const pages::PageLinks links =
+      pages::page_links(request, by_path ? std::string_view(path) : "/benchmarks", fixed, *runs);
   std::map<std::string, const Json*> views;  // run digest -> its view
   for (const Json& r : found->runs) views.emplace(member(r, "run"), &r);
   Writer w(root);
   const std::string heading = "Benchmark " + name;
-  pages::begin_page(w, heading, Href::query("/api/v1/runs", {{"benchmark", name}}));
+  pages::begin_page(w, heading,
+                    pages::listing_href(request, "/api/v1/runs", {{"benchmark", name}},
+                                        wanted->cursor),
+                    links);
   w.element("h1", heading);
   w.element("p", std::to_string(found->runs.size()) + " runs in " +
                      std::to_string(found->groups.size()) + " comparison groups" +
@@ -109,7 +134,9 @@ Result<std::string> render_benchmark(const ProjectionStore& state, const std::st
   w.close().close();
   w.close();
   w.open("section").element("h2", "Runs");
-  pages::run_table(w, found->runs);
+  w.element("p", "By run digest, " + std::to_string(wanted->limit) + " a page.");
+  pages::run_table(w, runs->items);
+  pages::pager(w, links, "", "More runs");
   w.close();
   pages::end_page(w);
   return w.finish();
@@ -119,7 +146,7 @@ Response benchmark_page(const Request& request, Context& context, std::string_vi
                         std::initializer_list<std::string_view> allowed, const std::string& name) {
   return pages::checked_page(request, context, route, allowed,
                              [&](const ProjectionStore& state, const std::string& root) {
-                               return render_benchmark(state, name, root);
+                               return render_benchmark(request, state, name, root);
                              });
 }
 
@@ -127,13 +154,16 @@ Response benchmark_page(const Request& request, Context& context, std::string_vi
 
 Response handle_page_benchmarks(const Request& request, Context& context) {
   if (auto name = request.query("name")) {
-    return benchmark_page(request, context, "benchmarks", {"name"}, *name);
+    return benchmark_page(request, context, "benchmarks", {"name", "cursor", "limit"}, *name);
   }
-  return pages::checked_page(request, context, "benchmarks", {}, render_benchmarks);
+  return pages::checked_page(request, context, "benchmarks", {"cursor", "limit"},
+                             [&](const ProjectionStore& state, const std::string& root) {
+                               return render_benchmarks(request, state, root);
+                             });
 }
 
 Response handle_page_benchmark(const Request& request, Context& context) {
-  return benchmark_page(request, context, "benchmarks/{name}", {}, request.rest);
+  return benchmark_page(request, context, "benchmarks/{name}", {"cursor", "limit"}, request.rest);
 }
 
 }  // namespace evl::server

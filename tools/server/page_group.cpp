@@ -119,18 +119,27 @@ void ranking(Writer& w, const std::vector<Json>& runs, const Json& group) {
   w.close().close();
 }
 
-void leadership(Writer& w, const std::vector<Json>& history) {
+// The newest changes the group page lists; /records?group= pages through all of them.
+constexpr size_t kLeadershipShown = 20;
+
+void leadership(Writer& w, const std::vector<Json>& history, const std::string& group) {
   if (history.empty()) {
     w.element("p", "No leader yet.");
     return;
   }
-  w.open("ol", {{"class", "items"}});
-  for (const Json& change : history) {
+  w.open("ol", {{"class", "items"}, {"id", "leadership"}});
+  for (size_t i = history.size(); i > 0 && history.size() - i < kLeadershipShown; --i) {
     w.open("li");
-    pages::leadership_change(w, change, false);
+    pages::leadership_change(w, history[i - 1], false);
     w.close();
   }
   w.close();
+  w.open("p").text(history.size() > kLeadershipShown
+                       ? "The newest " + std::to_string(kLeadershipShown) + " of " +
+                             std::to_string(history.size()) + " changes. "
+                       : std::string());
+  w.link(Href::query("/records", {{"group", html::digest_hex(group)}}), "The whole history");
+  w.text(", newest first.").close();
 }
 
 Result<std::string> render_group(const ProjectionStore& state, const Digest& key,
@@ -159,7 +168,7 @@ Result<std::string> render_group(const ProjectionStore& state, const Digest& key
   chart(w, *runs, *history);
   w.close();
   w.open("section").element("h2", "Leadership history");
-  leadership(w, *history);
+  leadership(w, *history, digest_text(key));
   w.close();
   pages::end_page(w);
   return w.finish();

@@ -175,18 +175,28 @@ Result<std::string> render_home(Context& context, const ProjectionStore& state,
   return w.finish();
 }
 
-// The registry as the API's keys listing shows it (cli::key_registry_json), as a table.
-Result<std::string> render_keys(Context& context, const ProjectionStore& state,
-                                const std::string& root) {
+// The void events the keys page lists, the first in log order.
+constexpr size_t kVoidEventsShown = 100;
+
+// A page of the registry as the API's keys listing shows it (cli::key_registry_json, with its
+// cursor= and limit=), as a table; the voided ranges of its keys; the first void events.
+Result<std::string> render_keys(Context& context, const Request& request,
+                                const ProjectionStore& state, const std::string& root) {
+  auto page = pages::page_request(request);
+  if (!page) return page.error();
+  EVL_RETURN_IF_ERROR(api::check_key_cursor(page->cursor));
   auto voided = list_void_events(state);
   if (!voided) return voided.error();
-  std::optional<std::string> next;
-  const auto registry = cli::key_registry_json(context.ledger.policy(), "", SIZE_MAX, next);
+  Page listed;
+  const auto registry =
+      cli::key_registry_json(context.ledger.policy(), page->cursor, page->limit, listed.next);
+  const pages::PageLinks links = pages::page_links(request, "/keys", {}, listed);
   Writer w(root);
-  pages::begin_page(w, "Keys", Href::path("/api/v1/keys"));
+  pages::begin_page(w, "Keys", pages::listing_href(request, "/api/v1/keys", {}, page->cursor),
+                    links);
   w.element("h1", "Keys");
-  w.element("p", std::to_string(registry.size()) + " keys: who may append what, granted and "
-                 "revoked by admins in the log itself.", {{"class", "subtitle"}});
+  w.element("p", "Who may append what, granted and revoked by admins in the log itself; " +
+                     std::to_string(page->limit) + " keys a page.", {{"class", "subtitle"}});
   w.open("section").element("h2", "Registry");
   w.open("table", {{"class", "ranking"}, {"id", "keys"}}).open("thead").open("tr");
   for (const char* h : {"Name", "Roles", "Scope", "Granted", "Revoked", "Void from"}) {
@@ -225,10 +235,11 @@ Result<std::string> render_keys(Context& context, const ProjectionStore& state,
     if (key->find("voidFrom") != nullptr) ranges.push_back(std::move(*key));
   }
   w.close().close();
+  pages::pager(w, links, "", "More keys");
   w.close();
   w.open("section").element("h2", "Voided ranges");
   if (ranges.empty()) {
-    w.element("p", "None: no key was revoked as compromised.");
+    w.element("p", "None among these keys: none was revoked as compromised.");
   } else {
     w.open("ul", {{"class", "items"}});
     for (const Json& key : ranges) {
@@ -246,8 +257,13 @@ Result<std::string> render_keys(Context& context, const ProjectionStore& state,
   if (voided->empty()) {
     w.element("p", "None.");
   } else {
+    if (voided->size() > kVoidEventsShown) {
+      w.element("p", "The first " + std::to_string(kVoidEventsShown) + " of " +
+                         std::to_string(voided->size()) + ", in log order.");
+    }
     w.open("ul", {{"class", "items"}, {"id", "void-events"}});
-    for (const Json& v : *voided) {
+    for (size_t i = 0; i < voided->size() && i < kVoidEventsShown; ++i) {
+      const Json& v = (*voided)[i];
       w.open("li");
       if (auto index = number(v, "index")) {
         w.link(Href::event(static_cast<uint64_t>(*index)), "entry " + member(v, "index"));
@@ -272,9 +288,9 @@ Response handle_page_home(const Request& request, Context& context) {
 }
 
 Response handle_page_keys(const Request& request, Context& context) {
-  return pages::checked_page(request, context, "keys", {},
+  return pages::checked_page(request, context, "keys", {"cursor", "limit"},
                              [&](const ProjectionStore& state, const std::string& root) {
-                               return render_keys(context, state, root);
+                               return render_keys(context, request, state, root);
                              });
 }
 

@@ -1,7 +1,9 @@
 // The records, /records: the current record of every comparison group, the records broken
 // lately and the whole leadership history across groups; and /records/feed.xml, the same
 // history as an Atom feed (RFC 4287) of its newest changes.
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "events/bytes.h"
@@ -63,43 +65,84 @@ void changes_list(Writer& w, const std::vector<const Json*>& changes, const char
   w.close();
 }
 
-Result<std::string> render_records(const ProjectionStore& state, const std::string& root) {
-  auto leaders = current_records(state);
-  if (!leaders) return leaders.error();
-  auto history = latest_leadership_changes(state, SIZE_MAX);
+// The newest changes among which "Recently broken" looks for records broken.
+constexpr size_t kBrokenAmong = 1000;
+
+// /records[?group=][&cursor=][&limit=]: the first page has the current records and those
+// broken lately; every page a page of the record history, newest first, as
+// /api/v1/leaders?order=newest shows it.
+Result<std::string> render_records(const Request& request, const ProjectionStore& state,
+                                   const std::string& root) {
+  auto page = pages::page_request(request);
+  if (!page) return page.error();
+  std::optional<Digest> group;
+  std::string group_hex;
+  if (auto text = request.query("group")) {
+    auto hex = parse_group_prefix(*text, "group");
+    if (!hex) return hex.error();
+    auto key = resolve_group(state, *hex, "group");
+    if (!key) return key.error();
+    group = *key;
+    group_hex = html::digest_hex(digest_text(*key));
+  }
+  auto history = leadership_history_newest_first(state, group, *page);
   if (!history) return history.error();
-  std::vector<const Json*> broken, all;
-  for (const Json& change : *history) {
-    all.push_back(&change);
-    if (broken.size() < kRecentlyBroken && html::is_digest_text(member(change, "previous"))) {
-      broken.push_back(&change);
-    }
-  }
+  std::vector<std::pair<std::string_view, std::string_view>> fixed;
+  if (group) fixed.emplace_back("group", group_hex);
+  const pages::PageLinks links = pages::page_links(request, "/records", fixed, *history);
+  fixed.insert(fixed.begin(), std::pair<std::string_view, std::string_view>("order", "newest"));
+  const html::Href alternate =
+      pages::listing_href(request, "/api/v1/leaders", fixed, page->cursor);
+  const bool first = page->cursor.empty();
   Writer w(root);
-  pages::begin_page(w, "Records", Href::path("/api/v1/leaders"));
-  w.element("h1", "Records");
-  w.open("p", {{"class", "subtitle"}});
-  w.text(std::to_string(leaders->size()) + " current records, " + std::to_string(all.size()) +
-         " leadership changes. Follow them in the ");
-  w.link(Href::path("/records/feed.xml"), "Atom feed").text(".").close();
-  w.open("section").element("h2", "Current records");
-  if (leaders->empty()) {
-    w.element("p", "No group has a ranked run yet.");
-  } else {
-    records_table(w, *leaders);
+  const std::string title = group ? "Records of group " + group_hex.substr(0, 8) : "Records";
+  pages::begin_page(w, first ? title : title + " (older changes)", alternate, links);
+  w.element("h1", title);
+  if (group) {
+    w.open("p", {{"class", "subtitle"}}).text("Every change of leadership in comparison group ");
+    w.link(Href::group(digest_text(*group)), group_hex.substr(0, 8)).text(", newest first.").close();
+  } else if (first) {
+    auto leaders = current_records(state);
+    if (!leaders) return leaders.error();
+    PageRequest among;
+    among.limit = kBrokenAmong;
+    auto newest = leadership_history_newest_first(state, std::nullopt, among);
+    if (!newest) return newest.error();
+    std::vector<const Json*> broken;
+    for (const Json& change : newest->items) {
+      if (broken.size() < kRecentlyBroken && html::is_digest_text(member(change, "previous"))) {
+        broken.push_back(&change);
+      }
+    }
+    w.open("p", {{"class", "subtitle"}});
+    w.text(std::to_string(leaders->size()) + " current records. Follow their changes in the ");
+    w.link(Href::path("/records/feed.xml"), "Atom feed").text(".").close();
+    w.open("section").element("h2", "Current records");
+    if (leaders->empty()) {
+      w.element("p", "No group has a ranked run yet.");
+    } else {
+      records_table(w, *leaders);
+    }
+    w.close();
+    w.open("section").element("h2", "Recently broken");
+    if (broken.empty()) {
+      w.element("p", "No record has been broken yet.");
+    } else {
+      changes_list(w, broken, "broken");
+    }
+    w.close();
   }
-  w.close();
-  w.open("section").element("h2", "Recently broken");
-  if (broken.empty()) {
-    w.element("p", "No record has been broken yet.");
-  } else {
-    changes_list(w, broken, "broken");
-  }
-  w.close();
   w.open("section").element("h2", "Record history");
   w.element("p", "Every change of leadership, newest first, with its cause and the log entry "
-                 "that made it.");
-  changes_list(w, all, "history");
+                 "that made it; " + std::to_string(page->limit) + " a page.");
+  std::vector<const Json*> shown;
+  for (const Json& change : history->items) shown.push_back(&change);
+  if (shown.empty()) {
+    w.element("p", "No change of leadership yet.");
+  } else {
+    changes_list(w, shown, "history");
+  }
+  pages::pager(w, links, "Newer changes", "Older changes");
   w.close();
   pages::end_page(w);
   return w.finish();
@@ -169,7 +212,10 @@ Result<std::string> render_feed(Context& context, const ProjectionStore& state,
 }  // namespace
 
 Response handle_page_records(const Request& request, Context& context) {
-  return pages::checked_page(request, context, "records", {}, render_records);
+  return pages::checked_page(request, context, "records", {"group", "cursor", "limit"},
+                             [&](const ProjectionStore& state, const std::string& root) {
+                               return render_records(request, state, root);
+                             });
 }
 
 Response handle_page_records_feed(const Request& request, Context& context) {

@@ -17,8 +17,6 @@ namespace {
 using html::Href;
 using html::Writer;
 
-constexpr size_t kSearchLimit = 100;
-
 void search_form(Writer& w, const std::string& q) {
   w.open_form(Href::path("/search"), {{"method", "get"}, {"role", "search"}, {"class", "search wide"}});
   w.element("label", "Search runs", {{"for", "q"}});
@@ -28,12 +26,18 @@ void search_form(Writer& w, const std::string& q) {
   w.close();
 }
 
-Result<std::string> render_search(const ProjectionStore& state, const std::string& q,
-                                  const std::string& root) {
+Result<std::string> render_search(const Request& request, const ProjectionStore& state,
+                                  const std::string& q, const std::string& root) {
+  auto page = pages::page_request(request);
+  if (!page) return page.error();
+  Result<Page> found = Page{};
+  if (!q.empty()) found = search_runs(state, q, *page);
+  if (!found) return found.error();
+  const pages::PageLinks links = pages::page_links(request, "/search", {{"q", q}}, *found);
   Writer w(root);
   // The API has no search; the runs it searches are its runs listing.
   pages::begin_page(w, q.empty() ? std::string("Search") : "Search: " + q,
-                    Href::path("/api/v1/runs"));
+                    Href::path("/api/v1/runs"), links);
   w.element("h1", "Search");
   search_form(w, q);
   w.element("p", "By benchmark, implementation, source, GPU or external id (any part of the "
@@ -43,17 +47,21 @@ Result<std::string> render_search(const ProjectionStore& state, const std::strin
     pages::end_page(w);
     return w.finish();
   }
-  auto found = search_runs(state, q, kSearchLimit);
-  if (!found) return found.error();
   w.open("section").element("h2", "Runs");
-  if (found->runs.empty()) {
-    w.element("p", "No run matches.", {{"id", "no-match"}});
+  if (found->items.empty()) {
+    w.element("p", page->cursor.empty() ? "No run matches." : "No run matches after these.",
+              {{"id", "no-match"}});
   } else {
-    w.element("p", std::to_string(found->runs.size()) + (found->more ? "+ runs match; the first " +
-                   std::to_string(kSearchLimit) + " by digest:" : std::string(" runs match:")),
+    w.element("p", std::to_string(found->items.size()) +
+                       (found->next ? "+ runs match; these " +
+                                          std::string(page->cursor.empty() ? "first " : "") +
+                                          "by digest:"
+                                    : std::string(" runs match") +
+                                          (page->cursor.empty() ? ":" : " here:")),
               {{"id", "match-count"}});
-    pages::run_table(w, found->runs);
+    pages::run_table(w, found->items);
   }
+  pages::pager(w, links, "", "More runs");
   w.close();
   pages::end_page(w);
   return w.finish();
@@ -63,9 +71,9 @@ Result<std::string> render_search(const ProjectionStore& state, const std::strin
 
 Response handle_page_search(const Request& request, Context& context) {
   const std::string q = request.query("q").value_or("");
-  return pages::checked_page(request, context, "search", {"q"},
+  return pages::checked_page(request, context, "search", {"q", "cursor", "limit"},
                              [&](const ProjectionStore& state, const std::string& root) {
-                               return render_search(state, q, root);
+                               return render_search(request, state, q, root);
                              });
 }
 

@@ -72,7 +72,8 @@ std::string pretty_json(const Json& value) {
   return out;
 }
 
-void begin_page(html::Writer& w, std::string_view title, const html::Href& alternate) {
+void begin_page(html::Writer& w, std::string_view title, const html::Href& alternate,
+                const PageLinks& links) {
   using html::Href;
   w.doctype().open("html", {{"lang", "en"}}).open("head");
   w.empty("meta", {{"charset", "utf-8"}});
@@ -81,6 +82,9 @@ void begin_page(html::Writer& w, std::string_view title, const html::Href& alter
   w.link_tag("stylesheet", Href::path("/assets/app.css"));
   w.link_tag("icon", Href::path("/assets/icon.svg"), {{"type", "image/svg+xml"}});
   w.link_tag("alternate", alternate, {{"type", "application/json"}});
+  if (links.previous) w.link_tag("prev", *links.previous);
+  if (links.next) w.link_tag("next", *links.next);
+  if (links.first) w.link_tag("first", *links.first);
   w.script(Href::path("/assets/app.js"));
   w.close();  // head
   w.open("body");
@@ -97,6 +101,40 @@ void begin_page(html::Writer& w, std::string_view title, const html::Href& alter
   w.close();  // form
   w.close().close();
   w.open("main");
+}
+
+Result<PageRequest> page_request(const Request& request) { return api::page_parameters(request); }
+
+html::Href listing_href(const Request& request, std::string_view path,
+                        std::vector<std::pair<std::string_view, std::string_view>> fixed,
+                        const std::optional<std::string>& cursor) {
+  const std::optional<std::string> limit = request.query("limit");
+  if (cursor && !cursor->empty()) fixed.emplace_back("cursor", *cursor);
+  if (limit) fixed.emplace_back("limit", *limit);
+  return fixed.empty() ? html::Href::path(path) : html::Href::query(path, fixed);
+}
+
+PageLinks page_links(const Request& request, std::string_view path,
+                     std::vector<std::pair<std::string_view, std::string_view>> fixed,
+                     const Page& page) {
+  PageLinks links;
+  if (page.next) links.next = listing_href(request, path, fixed, page.next);
+  if (page.previous) {
+    links.previous = listing_href(request, path, fixed, page.previous);
+  } else if (request.query("cursor").value_or("") != "") {
+    links.first = listing_href(request, path, fixed, std::nullopt);
+  }
+  return links;
+}
+
+void pager(html::Writer& w, const PageLinks& links, std::string_view previous_text,
+           std::string_view next_text) {
+  if (!links.next && !links.previous && !links.first) return;
+  w.open("nav", {{"class", "pager"}, {"aria-label", "pages"}});
+  if (links.previous) w.link(*links.previous, previous_text, {{"rel", "prev"}});
+  if (links.first) w.link(*links.first, "First page", {{"rel", "first"}});
+  if (links.next) w.link(*links.next, next_text, {{"rel", "next"}});
+  w.close();
 }
 
 std::string member(const Json& value, std::string_view path) {

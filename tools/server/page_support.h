@@ -14,6 +14,7 @@
 
 #include "events/json.h"
 #include "events/status.h"
+#include "projections/query.h"
 #include "projections/store.h"
 #include "tools/server/context.h"
 #include "tools/server/html.h"
@@ -28,9 +29,38 @@ std::string prefix_of(const Request& request);
 // home page of a server at --prefix /log asked for as "/log".
 std::string root_of(const Request& request);
 
-// Writes the doctype, the head (title, style, script, the alternate JSON resource), the site
-// header, and opens <main>; finish() of the writer closes it, then footer() ends the page.
-void begin_page(html::Writer& w, std::string_view title, const html::Href& alternate);
+// Where a page of a listing sits: the pages after and before it, for the head's rel=next and
+// rel=prev and for pager() below the list.
+struct PageLinks {
+  std::optional<html::Href> next, previous;
+  std::optional<html::Href> first;  // a listing that pages only forward: its first page
+};
+
+// Writes the doctype, the head (title, style, script, the alternate JSON resource, the
+// listing's rel=next and rel=prev), the site header, and opens <main>; finish() of the writer
+// closes it, then footer() ends the page.
+void begin_page(html::Writer& w, std::string_view title, const html::Href& alternate,
+                const PageLinks& links = {});
+
+// A listing's page as the request asks for it: cursor= and limit= as the API takes them
+// (api::page_parameters: 1 to kMaxPageLimit, kDefaultPageLimit without limit=).
+Result<PageRequest> page_request(const Request& request);
+// The links around `page` of the listing at `path` whose other query parameters are `fixed`
+// (as Href::query takes them): its next and previous cursors, with the request's limit= kept;
+// the first page (rel=first) for a page after the first of a listing without `previous`.
+PageLinks page_links(const Request& request, std::string_view path,
+                     std::vector<std::pair<std::string_view, std::string_view>> fixed,
+                     const Page& page);
+// The same query as the page's with `cursor` (none: the first page): the API resource that
+// shows the same items, or another page.
+html::Href listing_href(const Request& request, std::string_view path,
+                        std::vector<std::pair<std::string_view, std::string_view>> fixed,
+                        const std::optional<std::string>& cursor);
+// The pager below a list: links to the page before (`previous_text`; "First page" to a forward
+// listing's first) and after (`next_text`), where there are such pages; nothing on a listing of
+// one page.
+void pager(html::Writer& w, const PageLinks& links, std::string_view previous_text,
+           std::string_view next_text);
 void end_page(html::Writer& w);
 
 // A JSON value as indented text (two spaces), for people.

@@ -17,14 +17,20 @@
 //        .tlog-proof download, and links to every run it touched
 //   GET /   the log's origin, size, newest checkpoint and its cosignatures (serve --policy), the
 //        projection statement, counts, recent events and recent record changes
-//   GET /benchmarks   every benchmark with its number of runs
+//   GET /benchmarks   the benchmarks with their number of runs, a page of them
 //   GET /benchmarks/<name>, /benchmarks?name=<name>   its comparison groups per GPU and
-//        protocol, each with its leader and size, and its runs
-//   GET /records   current records, recently broken ones and the whole record history
+//        protocol, each with its leader and size, and a page of its runs
+//   GET /records[?group=<key>]   current records, recently broken ones, and a page of the
+//        record history newest first (of one group with group=), as
+//        /api/v1/leaders?order=newest pages it
 //   GET /records/feed.xml   an Atom feed of the newest leadership changes (ids that never change)
-//   GET /keys   the key registry: grants, revocations, voided ranges and the void events
-//   GET /search?q=<words>   runs by benchmark, implementation, source, GPU, external id or the
-//        start of a digest
+//   GET /keys   a page of the key registry: grants, revocations, voided ranges; the first void
+//        events
+//   GET /search?q=<words>   a page of the runs found by benchmark, implementation, source, GPU,
+//        external id or the start of a digest
+// A page that lists a set that grows with the log takes the API's limit= and cursor= (api.h)
+// and shows one page of it: rel=next (and rel=prev, or rel=first for a listing that pages only
+// forward) in its head and a pager below the list; its alternate JSON is the API's same page.
 //
 // Links are relative to the page they are on (page_support.h's root_of), so that the pages
 // work at any --prefix and below a proxy's sub-path that the server never sees.
