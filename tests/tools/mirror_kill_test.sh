@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Crash consistency of `evledger mirror`: a mirror pulling a few tens of thousands of entries
 # from a local `evledger serve`, which grows by some 3,000 entries before each round, is killed
-# with SIGKILL at random moments, ROUNDS times (default 20). After every kill its size never goes back and it verifies (to its newest
+# with SIGKILL at random moments (in a window that adapts to the machine's load), ROUNDS times
+# (default 20). After every kill its size never goes back and it verifies (to its newest
 # checkpoint: the entries past it were proved against the one it pulls towards); each restart
 # resumes after what it stored (its --json previousSize is the size it held). A last pull
 # completes, and the mirror then verifies and is byte-identical to its upstream (export-tiles
@@ -43,6 +44,10 @@ mid=0
 between=0
 last=0
 lost=0
+# The kill comes at a random moment up to `window` tenths of a second into the pull. The window
+# adapts to the machine's load: wider after a kill that came before anything was stored,
+# narrower after a pull that finished first.
+window=20
 for round in $(seq "$ROUNDS"); do
   # The log grows between rounds, so that every round has a pull to interrupt.
   "$E" gen --runs 1500 --seed $((round + 100)) 2>/dev/null > "$T/more.jsonl"
@@ -50,7 +55,8 @@ for round in $(seq "$ROUNDS"); do
   N=$(curl -sf "${URL_s}checkpoint" | sed -n 2p)
   "$E" mirror --from "$URL_s" --ledger "$M" --vkey "$VKEY" --connections 2 --json >"$T/pull.out" 2>"$T/pull.err" &
   pid=$!
-  sleep "$((RANDOM % 2)).$((RANDOM % 9 + 1))"
+  delay=$((RANDOM % window + 1))
+  sleep "$((delay / 10)).$((delay % 10))"
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   now=$(held_of "$M")
@@ -66,6 +72,11 @@ for round in $(seq "$ROUNDS"); do
   if [ "$now" -lt "$N" ] && [ "$(size_of "$M")" -gt 0 ]; then
     "$E" verify --ledger "$M" --vkey "$VKEY" >/dev/null 2>"$T/verify.err" && ok ||
       { bad "round $round: the mirror part way through a pull verifies"; cat "$T/verify.err" >&2; }
+  fi
+  if [ "$now" -ge "$N" ]; then
+    window=$((window > 15 ? window - 5 : 10))
+  elif [ "$now" -eq "$last" ]; then
+    window=$((window + 10))
   fi
   last=$now
 done
