@@ -130,10 +130,19 @@ Result<std::vector<Json>> latest_leadership_changes(const ProjectionStore& store
   return std::move(newest->items);
 }
 
-Result<std::vector<Json>> current_records(const ProjectionStore& store) {
+Result<Page> current_records(const ProjectionStore& store, const PageRequest& page) {
+  const std::string& c = page.cursor;
+  if (!c.empty() && (c.size() != 64 || c.find_first_not_of("0123456789abcdef") != std::string::npos)) {
+    return usage_error(page.what + " '" + c.substr(0, 100) + "' is not a position in the "
+                       "current records (a group key's 64 hex digits): pass the 'next' of the "
+                       "page before, or nothing for the first page");
+  }
   std::vector<Digest> leaders;
+  Page out;
   Status failed;
-  Status s = store.scan(store_keys::kGroups, [&](std::string_view key, std::string_view value) {
+  const std::string from = std::string(store_keys::kGroups) + c;
+  Status s = store.scan_from(store_keys::kGroups, from, [&](std::string_view key,
+                                                           std::string_view value) {
     Digest group;
     if (!store_keys::digest_suffix(key, group)) {
       failed = corrupt("a group record's key is damaged; rebuild the projections");
@@ -144,18 +153,22 @@ Result<std::vector<Json>> current_records(const ProjectionStore& store) {
       failed = record.error();
       return false;
     }
-    if (record->leader) leaders.push_back(*record->leader);
+    if (!record->leader) return true;
+    if (leaders.size() == page.limit) {
+      out.next = store_keys::hex(group);
+      return false;
+    }
+    leaders.push_back(*record->leader);
     return true;
   });
   if (!s) return s;
   if (!failed) return failed;
   // Without a ranking cache: a leader's rank is read from the start of its group's ranking,
   // where it stands, not from the whole group.
-  std::vector<Json> out;
   for (const Digest& run : leaders) {
     auto view = full_view(store, run, nullptr, nullptr);
     if (!view) return view.error();
-    if (*view) out.push_back(std::move(**view));
+    if (*view) out.items.push_back(std::move(**view));
   }
   return out;
 }

@@ -33,8 +33,11 @@ Result<ProjectionCounts> count_projections(const ProjectionStore& store);
 Result<std::vector<Json>> latest_leadership_changes(const ProjectionStore& store, size_t limit);
 
 // The current records: the leader of every comparison group that has one, as list_runs()
-// shows its view, in the order of the groups' keys.
-Result<std::vector<Json>> current_records(const ProjectionStore& store);
+// shows its view, in the order of the groups' keys, a page at a time. A cursor is a group's
+// key (64 hex digits, as GET /api/v1/groups pages them): the page holds the leaders of the
+// groups from that key on, at most page.limit, and `next` is the key of the next group that
+// has a leader. kUsage, naming page.what, for another cursor.
+Result<Page> current_records(const ProjectionStore& store, const PageRequest& page);
 
 // The runs that the event at `index` (whose body is `body`) changed: the observed runs whose
 // view lists it among the events behind it (its observation, a rerun, attestation or

@@ -357,6 +357,8 @@ TEST_CASE("benchmark pages list every benchmark and each one's groups with their
   CHECK(c.get("/benchmarks?name=a%20b").status == 404);
 }
 
+std::optional<std::string> head_link(const std::string& page, const std::string& rel);
+
 TEST_CASE("the records page and its Atom feed show the leadership history", "[server][pages]") {
   Catalog c(40);
   const auto leaders = c.all_pages("/api/v1/leaders?limit=1000");
@@ -364,16 +366,46 @@ TEST_CASE("the records page and its Atom feed show the leadership history", "[se
   REQUIRE_FALSE(leaders.empty());
   const std::string page = body_of(c.get("/records"));
   INFO(page);
-  size_t led = 0;
+  std::vector<std::string> led;  // the groups' leaders, in the order of the groups' keys
   for (const Json& g : groups) {
-    if (member(g, "leader") == "-") continue;
-    ++led;
-    CHECK(has(page, "<a href=\"./runs/" + member(g, "leader").substr(7) + "\">"));
+    if (member(g, "leader") != "-") led.push_back(member(g, "leader").substr(7));
   }
+  REQUIRE_FALSE(led.empty());
   const size_t current = page.find("id=\"current\""), history = page.find("id=\"history\"");
   REQUIRE(current != std::string::npos);
   REQUIRE(history != std::string::npos);
-  CHECK(count(page.substr(current, page.find("</table>", current) - current), "<tr><td>") == led);
+  // /records shows the first 20 current records, then links the rest.
+  const std::string table = page.substr(current, page.find("</table>", current) - current);
+  CHECK(count(table, "<tr><td>") == std::min<size_t>(20, led.size()));
+  for (size_t i = 0; i < std::min<size_t>(20, led.size()); ++i) {
+    CHECK(has(table, "<a href=\"./runs/" + led[i] + "\">"));
+  }
+  CHECK(has(page, "more current records</a>") == (led.size() > 20));
+  // /records/current walks every group's record, `limit` a page, with the groups' cursors.
+  std::vector<std::string> walked;
+  size_t pages = 0;
+  for (std::string target = "/records/current?limit=2";;) {
+    Response r = c.get(target);
+    const std::string body = body_of(r);
+    INFO(target << "\n" << body);
+    REQUIRE(r.status == 200);
+    ++pages;
+    const std::string rows = body.substr(body.find("<tbody>"), body.find("</tbody>") - body.find("<tbody>"));
+    CHECK(count(rows, "<tr><td>") <= 2);
+    for (size_t at = rows.find("href=\"../runs/"); at != std::string::npos;
+         at = rows.find("href=\"../runs/", at + 1)) {
+      walked.push_back(rows.substr(at + 14, 64));
+    }
+    const auto next = head_link(body, "next");
+    if (!next) break;
+    CHECK(has(*next, "cursor="));
+    REQUIRE(pages <= led.size());
+    target = *next;
+  }
+  CHECK(walked == led);
+  CHECK(pages == (led.size() + 1) / 2);
+  CHECK(c.get("/records/current?cursor=zz").status == 400);
+  CHECK(c.get("/records/current?group=x").status == 400);
   CHECK(count(page.substr(history), " leads ") == leaders.size());
   Response feed = c.get("/records/feed.xml");
   const std::string xml = body_of(feed);

@@ -1,6 +1,7 @@
-// The records, /records: the current record of every comparison group, the records broken
-// lately and the whole leadership history across groups; and /records/feed.xml, the same
-// history as an Atom feed (RFC 4287) of its newest changes.
+// The records, /records: the first current records, the records broken lately and the whole
+// leadership history across groups; /records/current, the current record of every comparison
+// group a page at a time; and /records/feed.xml, the history as an Atom feed (RFC 4287) of its
+// newest changes.
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,6 +27,8 @@ using pages::member;
 using pages::number;
 
 constexpr size_t kRecentlyBroken = 20;
+// The current records that /records shows before its link to /records/current.
+constexpr size_t kCurrentShown = 20;
 constexpr size_t kFeedEntries = 50;
 constexpr std::string_view kAtomNamespace = "http://www.w3.org/2005/Atom";
 constexpr std::string_view kAtomMediaType = "application/atom+xml";
@@ -102,7 +105,9 @@ Result<std::string> render_records(const Request& request, const ProjectionStore
     w.open("p", {{"class", "subtitle"}}).text("Every change of leadership in comparison group ");
     w.link(Href::group(digest_text(*group)), group_hex.substr(0, 8)).text(", newest first.").close();
   } else if (first) {
-    auto leaders = current_records(state);
+    PageRequest shown;
+    shown.limit = kCurrentShown;
+    auto leaders = current_records(state, shown);
     if (!leaders) return leaders.error();
     PageRequest among;
     among.limit = kBrokenAmong;
@@ -115,13 +120,21 @@ Result<std::string> render_records(const Request& request, const ProjectionStore
       }
     }
     w.open("p", {{"class", "subtitle"}});
-    w.text(std::to_string(leaders->size()) + " current records. Follow their changes in the ");
+    w.text("The record of each comparison group, the records broken lately and every change. "
+           "Follow the changes in the ");
     w.link(Href::path("/records/feed.xml"), "Atom feed").text(".").close();
     w.open("section").element("h2", "Current records");
-    if (leaders->empty()) {
+    if (leaders->items.empty()) {
       w.element("p", "No group has a ranked run yet.");
     } else {
-      records_table(w, *leaders);
+      records_table(w, leaders->items);
+    }
+    if (leaders->next) {
+      w.open("p");
+      w.text("These are the first " + std::to_string(kCurrentShown) + " groups by key: ");
+      w.link(Href::query("/records/current", {{"cursor", *leaders->next}}),
+             "more current records");
+      w.text(".").close();
     }
     w.close();
     w.open("section").element("h2", "Recently broken");
@@ -144,6 +157,33 @@ Result<std::string> render_records(const Request& request, const ProjectionStore
   }
   pages::pager(w, links, "Newer changes", "Older changes");
   w.close();
+  pages::end_page(w);
+  return w.finish();
+}
+
+// /records/current[?cursor=][&limit=]: the current record of every group that has one, a page
+// at a time in the order of the groups' keys, with GET /api/v1/groups's cursors.
+Result<std::string> render_current(const Request& request, const ProjectionStore& state,
+                                   const std::string& root) {
+  auto page = pages::page_request(request);
+  if (!page) return page.error();
+  auto leaders = current_records(state, *page);
+  if (!leaders) return leaders.error();
+  const pages::PageLinks links = pages::page_links(request, "/records/current", {}, *leaders);
+  Writer w(root);
+  pages::begin_page(w, "Current records",
+                    pages::listing_href(request, "/api/v1/groups", {}, page->cursor), links);
+  w.element("h1", "Current records");
+  w.open("p", {{"class", "subtitle"}});
+  w.text("The leader of each comparison group that has one, by group key; " +
+         std::to_string(page->limit) + " a page. Their changes are in the ");
+  w.link(Href::path("/records"), "record history").text(".").close();
+  if (leaders->items.empty()) {
+    w.element("p", "No group has a ranked run yet.");
+  } else {
+    records_table(w, leaders->items);
+  }
+  pages::pager(w, links, "", "More current records");
   pages::end_page(w);
   return w.finish();
 }
@@ -215,6 +255,13 @@ Response handle_page_records(const Request& request, Context& context) {
   return pages::checked_page(request, context, "records", {"group", "cursor", "limit"},
                              [&](const ProjectionStore& state, const std::string& root) {
                                return render_records(request, state, root);
+                             });
+}
+
+Response handle_page_records_current(const Request& request, Context& context) {
+  return pages::checked_page(request, context, "records/current", {"cursor", "limit"},
+                             [&](const ProjectionStore& state, const std::string& root) {
+                               return render_current(request, state, root);
                              });
 }
 

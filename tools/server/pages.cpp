@@ -47,6 +47,7 @@ void add_page_routes(Router& router) {
   router.get("/benchmarks", "page-benchmarks", handle_page_benchmarks);
   router.get("/benchmarks/", "page-benchmark", handle_page_benchmark, true);
   router.get("/records", "page-records", handle_page_records);
+  router.get("/records/current", "page-records-current", handle_page_records_current);
   router.get("/records/feed.xml", "page-records-feed", handle_page_records_feed);
   router.get("/keys", "page-keys", handle_page_keys);
   router.get("/search", "page-search", handle_page_search);

@@ -20,9 +20,11 @@
 //   GET /benchmarks   the benchmarks with their number of runs, a page of them
 //   GET /benchmarks/<name>, /benchmarks?name=<name>   its comparison groups per GPU and
 //        protocol, each with its leader and size, and a page of its runs
-//   GET /records[?group=<key>]   current records, recently broken ones, and a page of the
-//        record history newest first (of one group with group=), as
+//   GET /records[?group=<key>]   the first current records, recently broken ones, and a page
+//        of the record history newest first (of one group with group=), as
 //        /api/v1/leaders?order=newest pages it
+//   GET /records/current   a page of the current records, one per group by key, with
+//        /api/v1/groups's cursors
 //   GET /records/feed.xml   an Atom feed of the newest leadership changes (ids that never change)
 //   GET /keys   a page of the key registry: grants, revocations, voided ranges; the first void
 //        events
@@ -72,6 +74,7 @@ Response handle_page_home(const Request& request, Context& context);
 Response handle_page_benchmarks(const Request& request, Context& context);
 Response handle_page_benchmark(const Request& request, Context& context);
 Response handle_page_records(const Request& request, Context& context);
+Response handle_page_records_current(const Request& request, Context& context);
 Response handle_page_records_feed(const Request& request, Context& context);
 Response handle_page_keys(const Request& request, Context& context);
 Response handle_page_search(const Request& request, Context& context);
