@@ -93,8 +93,9 @@ verify_after_cut() {
   bad "$1: verify after the cut"; sed 's/^/  | /' "$T/verify.out" >&2
 }
 
+SHIM_ENV=(env LD_PRELOAD="$SHIM" EVLEDGER_PL_DIR="$L" EVLEDGER_PL_JOURNAL="$T/journal")
 shim_env() {
-  env LD_PRELOAD="$SHIM" EVLEDGER_PL_DIR="$L" EVLEDGER_PL_JOURNAL="$T/journal" "$@"
+  "${SHIM_ENV[@]}" "$@"
 }
 
 cuts=0
@@ -133,7 +134,9 @@ echo "powerloss append: cuts $cuts ($at_sync mid-run, at a sync), acknowledged $
 # N-th sync (N in 2..25), or by SIGKILL when the publishers ran out of entries first.
 start_server() {
   : > "$T/serve.out"
-  shim_env EVLEDGER_PL_CUT_AFTER_SYNCS="$1" "$E" serve --ledger "$L" --listen 127.0.0.1:0 \
+  # Not through shim_env: a function in the background is a subshell, whose pid is not the
+  # server's, and the SIGKILL of a round that ends without a cut must reach the server.
+  "${SHIM_ENV[@]}" EVLEDGER_PL_CUT_AFTER_SYNCS="$1" "$E" serve --ledger "$L" --listen 127.0.0.1:0 \
     >"$T/serve.out" 2>>"$T/serve.err" &
   SERVER=$!
   for _ in $(seq 200); do
