@@ -49,6 +49,15 @@ python3 -c "import sys; d=open(sys.argv[1],'rb').read(); n=d[0]<<8|d[1]; open(sy
 ids_from_2() { "$E" log --ledger "$1" --from 2 --json | grep -o '"id":"sha256:[0-9a-f]*"'; }
 # fresh DIR: DIR becomes a copy of the ledger that holds only the genesis and the grant.
 fresh() { rm -rf "$1"; cp -a "$T/empty" "$1"; }
+# serve_with_fault NAME FAULT=N: a fresh ledger $T/srv, no acknowledgements or journal yet,
+# served under the shim with that fault (start_process's URL_NAME and PID_NAME).
+serve_with_fault() {
+  fresh "$T/srv"
+  : > "$T/acks"
+  rm -f "$T/journal"
+  start_process "$1" serving env LD_PRELOAD="$SHIM" EVLEDGER_PL_DIR="$T/srv" \
+    EVLEDGER_PL_JOURNAL="$T/journal" "$2" "$E" serve --ledger "$T/srv" --listen 127.0.0.1:0
+}
 # a snapshot of DIR: the contents of its files but LMDB's lock file (not data), and its names.
 snapshot() { (cd "$1" && find . -type f ! -name lock.mdb -print0 | sort -z | xargs -0 sha256sum; find . | sort); }
 
@@ -163,11 +172,7 @@ if [ "$shimmed" = 1 ]; then
   done
 
   # serve: 4 publishers until the first failed request, the 8th write failing.
-  fresh "$T/srv"
-  : > "$T/acks"
-  rm -f "$T/journal"
-  if start_process eio serving env LD_PRELOAD="$SHIM" EVLEDGER_PL_DIR="$T/srv" \
-    EVLEDGER_PL_JOURNAL="$T/journal" EVLEDGER_PL_EIO_WRITE=8 "$E" serve --ledger "$T/srv" --listen 127.0.0.1:0; then
+  if serve_with_fault eio EVLEDGER_PL_EIO_WRITE=8; then
     python3 "$LOAD" "$URL_eio" "$T/entries.bin" "$T/acks" --clients 4 --until-error >"$T/load.out" 2>&1 ||
       bad "publishers under EIO"
     code=$(curl -s -o "$T/post" -D "$T/post.h" -w '%{http_code}' -H 'Content-Type: application/octet-stream' \
@@ -195,11 +200,7 @@ if [ "$shimmed" = 1 ]; then
 
     # EIO on serve's 3rd meta-page write: LMDB then refuses every transaction of the process,
     # reads too, and the server says so; started again, it serves and appends.
-    fresh "$T/srv"
-    : > "$T/acks"
-    rm -f "$T/journal"
-    if start_process meta serving env LD_PRELOAD="$SHIM" EVLEDGER_PL_DIR="$T/srv" \
-      EVLEDGER_PL_JOURNAL="$T/journal" EVLEDGER_PL_EIO_DSYNC_WRITE=3 "$E" serve --ledger "$T/srv" --listen 127.0.0.1:0; then
+    if serve_with_fault meta EVLEDGER_PL_EIO_DSYNC_WRITE=3; then
       python3 "$LOAD" "$URL_meta" "$T/entries.bin" "$T/acks" --clients 4 --until-error >"$T/load.out" 2>&1 ||
         bad "publishers under EIO on the meta page"
       code=$(curl -s -o "$T/get" -w '%{http_code}' "${URL_meta}api/v1/events/1")
