@@ -484,49 +484,52 @@ void LedgerImpl::prepare(const Bytes& bytes, Prepared& out) const {
   }
 }
 
-std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
-                                              const std::function<void()>& queued) {
+std::optional<std::vector<AppendOutcome>> LedgerImpl::refusal_locked(size_t entries) const {
   if (read_only_ || mirror_of_) {
     const Status why = usage_error(
         read_only_ ? "ledger " + dir_ + " is open read-only"
                    : "ledger " + dir_ + " is a mirror of " + mirror_of_->name + ": it holds only "
                      "what its upstream signed (evledger mirror), never an entry of its own");
-    std::vector<AppendOutcome> outcomes;
-    for (size_t i = 0; i < batch.size(); ++i) outcomes.push_back({why, 0, false, {}});
-    if (queued) queued();
-    return outcomes;
+    return std::vector<AppendOutcome>(entries, AppendOutcome{why, 0, false, {}});
   }
-  if (batch.empty()) {
-    if (queued) queued();
-    return {};
+  if (entries == 0) return std::vector<AppendOutcome>{};
+  if (!write_error_.is_ok()) {
+    // Nothing is appended after a failed commit (ledger.h): not even checked.
+    const Status later(write_error_.code(), "not stored because an earlier commit failed: " +
+                                                write_error_.message());
+    return std::vector<AppendOutcome>(entries, not_stored(later));
   }
+  return std::nullopt;
+}
+
+void LedgerImpl::check_item(Pending& pending, const Bytes& bytes, size_t i) {
+  prepare(bytes, pending.items[i]);
+  pending.checked[i].store(true, std::memory_order_release);
+  // Both seq_cst, against the writer's store of wake_writer_at_ and its load of
+  // prepared_total_: one of the two sides sees the other's write.
+  if (prepared_total_.fetch_add(1) + 1 >= wake_writer_at_.load()) {
+    std::lock_guard lock(queue_mu_);
+    queue_cv_.notify_one();
+  }
+}
+
+std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
+                                              const std::function<void()>& queued) {
   // Queued first, so that the writer takes each entry as soon as the pool has checked it (and
   // this batch keeps its place before any appended later); then checked.
   auto pending = std::make_shared<Pending>(batch.size());
   std::future<void> done = pending->done.get_future();
   {
-    std::lock_guard lock(queue_mu_);
-    if (!write_error_.is_ok()) {
-      // Nothing is appended after a failed commit (ledger.h): not even checked.
-      const Status later(write_error_.code(), "not stored because an earlier commit failed: " +
-                                                  write_error_.message());
-      std::vector<AppendOutcome> outcomes(batch.size(), not_stored(later));
+    std::unique_lock lock(queue_mu_);
+    if (auto refused = refusal_locked(batch.size())) {
+      lock.unlock();
       if (queued) queued();
-      return outcomes;
+      return std::move(*refused);
     }
     queue_.push_back(pending);
   }
   queue_cv_.notify_one();
-  pool_.parallel_for(batch.size(), [&](size_t i) {
-    prepare(batch[i], pending->items[i]);
-    pending->checked[i].store(true, std::memory_order_release);
-    // Both seq_cst, against the writer's store of wake_writer_at_ and its load of
-    // prepared_total_: one of the two sides sees the other's write.
-    if (prepared_total_.fetch_add(1) + 1 >= wake_writer_at_.load()) {
-      std::lock_guard lock(queue_mu_);
-      queue_cv_.notify_one();
-    }
-  });
+  pool_.parallel_for(batch.size(), [&](size_t i) { check_item(*pending, batch[i], i); });
   if (queued) queued();
   done.wait();
   // The outcomes of a failed commit's followers were made without their checks' ids.
@@ -534,6 +537,60 @@ std::vector<AppendOutcome> LedgerImpl::append(std::span<const Bytes> batch,
     if (pending->outcomes[i].commit_failed) pending->outcomes[i].id = pending->items[i].checked.id;
   }
   return std::move(pending->outcomes);
+}
+
+void LedgerImpl::append_async(std::vector<Bytes> batch, AppendDone done) {
+  // Checked in blocks of this many entries, each a task of the pool's, in order.
+  constexpr size_t kCheckBlock = 4;
+  const size_t n = batch.size();
+  const size_t blocks = (n + kCheckBlock - 1) / kCheckBlock;
+  auto pending = std::make_shared<Pending>(n);
+  pending->owned = std::move(batch);
+  pending->on_done = std::move(done);
+  pending->holds.store(1 + blocks);  // the writer's and each block's
+  {
+    std::unique_lock lock(queue_mu_);
+    if (auto refused = refusal_locked(n)) {
+      lock.unlock();
+      pending->on_done(std::move(*refused));
+      return;
+    }
+    queue_.push_back(pending);
+    async_checks_ += blocks;
+  }
+  queue_cv_.notify_one();
+  for (size_t b = 0; b < blocks; ++b) {
+    pool_.post([this, pending, b] {
+      const size_t end = std::min(pending->items.size(), (b + 1) * kCheckBlock);
+      for (size_t i = b * kCheckBlock; i < end; ++i) check_item(*pending, pending->owned[i], i);
+      if (pending->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::vector<std::shared_ptr<Pending>> finished{pending};
+        deliver(finished);
+      }
+      std::lock_guard lock(queue_mu_);
+      if (--async_checks_ == 0) checks_cv_.notify_all();
+    });
+  }
+}
+
+void LedgerImpl::finish_locked(const std::shared_ptr<Pending>& pending,
+                               std::vector<std::shared_ptr<Pending>>& finished) {
+  if (!pending->on_done) {
+    pending->done.set_value();
+  } else if (pending->holds.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    finished.push_back(pending);
+  }
+}
+
+void LedgerImpl::deliver(std::vector<std::shared_ptr<Pending>>& finished) {
+  for (auto& pending : finished) {
+    for (size_t i = 0; i < pending->items.size(); ++i) {
+      AppendOutcome& outcome = pending->outcomes[i];
+      if (outcome.commit_failed) outcome.id = pending->items[i].checked.id;
+    }
+    pending->on_done(std::move(pending->outcomes));
+  }
+  finished.clear();
 }
 
 std::vector<GroupRange> LedgerImpl::take_prepared(std::unique_lock<std::mutex>& lock,
@@ -600,6 +657,7 @@ LedgerImpl::QueueCounts LedgerImpl::count_queue_locked() {
 
 void LedgerImpl::writer_loop() {
   std::unique_lock lock(queue_mu_);
+  std::vector<std::shared_ptr<Pending>> finished;
   for (;;) {
     std::vector<GroupRange> group = take_prepared(lock, kMaxGroupEntries, true);
     if (group.empty()) return;
@@ -609,10 +667,15 @@ void LedgerImpl::writer_loop() {
     for (auto& range : group) {
       if (range.end == range.pending->items.size()) {
         queue_.pop_front();  // the group's ranges are at the head of the queue, in order
-        range.pending->done.set_value();
+        finish_locked(range.pending, finished);
       }
     }
-    if (!committed) fail_queued_locked(committed);
+    if (!committed) fail_queued_locked(committed, finished);
+    if (!finished.empty()) {
+      lock.unlock();
+      deliver(finished);
+      lock.lock();
+    }
   }
 }
 
@@ -713,18 +776,20 @@ Status LedgerImpl::grow_map() {
   return Status::ok();
 }
 
-void LedgerImpl::fail_queued_locked(const Status& cause) {
+void LedgerImpl::fail_queued_locked(const Status& cause,
+                                    std::vector<std::shared_ptr<Pending>>& finished) {
   write_error_ = cause;
   const Status later(cause.code(),
                      "not stored because an earlier commit failed: " + cause.message());
   // The checks may still run on these batches' items: they write only the items, never the
-  // outcomes, and each appender waits for its checks before it reads the outcomes.
+  // outcomes, and each batch is answered once its checks ended too (append() waits for them;
+  // an append_async() batch is delivered by the last of its checks and the writer).
   for (auto& pending : queue_) {
     for (size_t i = pending->taken; i < pending->items.size(); ++i) {
       pending->outcomes[i] = not_stored(later);
     }
     pending->taken = pending->items.size();
-    pending->done.set_value();
+    finish_locked(pending, finished);
   }
   queue_.clear();
 }

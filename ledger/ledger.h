@@ -137,6 +137,16 @@ class Ledger {
   [[nodiscard]] virtual std::vector<AppendOutcome> append(
       std::span<const Bytes> batch, const std::function<void()>& queued = nullptr) = 0;
 
+  // append() without waiting, for front ends that hold no thread per caller (the HTTP
+  // server's queue, ledger/append_queue.h). The batch is sequenced at once, after every
+  // entry queued before this call returns and before every one queued after it; the ledger's
+  // pool checks it; `done` then gets the outcomes append() would return, exactly once, after
+  // the durable commit that answered the batch's last entry (or at once, when the ledger
+  // takes no appends). It runs on the writer's thread, a pool thread, or this one: it must
+  // return quickly (hand the outcomes to a thread of its own) and must not call append().
+  using AppendDone = std::function<void(std::vector<AppendOutcome>)>;
+  virtual void append_async(std::vector<Bytes> batch, AppendDone done) = 0;
+
   // Mirror mode only (OpenOptions::mirror_of). Checks and stores `batch` in one transaction,
   // or nothing of it: every entry as the audit checks it (check_log_entry, key policy at its
   // index, an event or manifest repeated from an earlier index is refused); the checkpoint's

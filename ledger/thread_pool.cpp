@@ -131,4 +131,16 @@ void ThreadPool::parallel_for_while(size_t n, const std::function<void(size_t)>&
   done.wait();
 }
 
+void ThreadPool::post(std::function<void()> task) {
+  if (workers_.empty()) {
+    task();
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
 }  // namespace evl

@@ -68,6 +68,10 @@ class ThreadPool {
   void parallel_for_while(size_t n, const std::function<void(size_t)>& fn,
                           const std::function<void()>& own, size_t min_per_thread = 8);
 
+  // Runs `task` on a worker and returns at once (on this thread, when the pool has no
+  // workers). The task must not throw; the destructor runs every task posted before it.
+  void post(std::function<void()> task);
+
  private:
   void run();
 

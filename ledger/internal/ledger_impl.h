@@ -47,7 +47,13 @@ struct Pending {
   std::vector<Prepared> items;
   std::vector<AppendOutcome> outcomes;
   std::unique_ptr<std::atomic<bool>[]> checked;  // items[i] is prepared (set by the checks)
-  std::promise<void> done;  // every item has its outcome
+  std::promise<void> done;  // every item has its outcome (append(); not append_async())
+  // append_async(): the batch, which the items point into, and its callback, called by the
+  // last of the writer (all outcomes made) and the check tasks (all checks ended) to let go
+  // of `holds`.
+  std::vector<Bytes> owned;
+  Ledger::AppendDone on_done;
+  std::atomic<size_t> holds{0};
   // The writer's own (under queue_mu_): items before `taken` are in the writer's transaction
   // or committed, items before `ready` are prepared. The batch leaves the queue once its last
   // item is committed.
@@ -75,6 +81,11 @@ class LedgerImpl final : public Ledger {
               options.mirror_of ? PoolPriority::kNormal : PoolPriority::kBackground) {}
 
   ~LedgerImpl() override {
+    {
+      // append_async()'s check tasks touch the queue: let them end first.
+      std::unique_lock lock(queue_mu_);
+      checks_cv_.wait(lock, [this] { return async_checks_ == 0; });
+    }
     if (writer_.joinable()) {
       {
         std::lock_guard lock(queue_mu_);
@@ -91,6 +102,7 @@ class LedgerImpl final : public Ledger {
 
   std::vector<AppendOutcome> append(std::span<const Bytes> batch,
                                     const std::function<void()>& queued) override;
+  void append_async(std::vector<Bytes> batch, AppendDone done) override;
   uint64_t size() const override { return size_.load(std::memory_order_acquire); }
   uint64_t commit_id() const override;
   const std::string& dir() const override { return dir_; }
@@ -175,6 +187,18 @@ class LedgerImpl final : public Ledger {
   Status store_checkpoint(lmdb::Txn& txn, const std::string& origin, uint64_t size,
                           std::optional<Checkpoint>& signed_out, int& rc);
   void prepare(const Bytes& bytes, Prepared& out) const;
+  // Prepares item `i` of a queued batch, marks it checked, and wakes the writer when it waits
+  // for as many checks as have now ended.
+  void check_item(Pending& pending, const Bytes& bytes, size_t i);
+  // The outcomes of a batch that is not queued (an empty batch, a read-only ledger, a mirror,
+  // after a failed commit); nullopt when it may be queued. Called with queue_mu_ held.
+  std::optional<std::vector<AppendOutcome>> refusal_locked(size_t entries) const;
+  // A batch whose last item has its outcome: append()'s caller is woken; an append_async()
+  // batch lets go of the writer's hold, and is added to `finished` when it was the last.
+  static void finish_locked(const std::shared_ptr<Pending>& pending,
+                            std::vector<std::shared_ptr<Pending>>& finished);
+  // Gives append_async() batches their outcomes (without queue_mu_ held).
+  static void deliver(std::vector<std::shared_ptr<Pending>>& finished);
   void writer_loop();
   // Up to `max_entries` prepared items at the head of the queue, not taken yet, once there
   // are kStepEntries of them (or all there are, if fewer), and marks them taken. When no item
@@ -196,7 +220,7 @@ class LedgerImpl final : public Ledger {
   // After a failed commit: remembers `cause` and answers every batch still queued (what the
   // writer has not taken of it) with "not stored because an earlier commit failed". Called
   // with queue_mu_ held.
-  void fail_queued_locked(const Status& cause);
+  void fail_queued_locked(const Status& cause, std::vector<std::shared_ptr<Pending>>& finished);
   // Stages ranges of a group in `txn`. A failed put leaves its raw LMDB code in `rc`
   // (MDB_MAP_FULL is worth a retry after growing the map).
   Status stage_group(lmdb::Txn& txn, std::span<GroupRange> group,
@@ -283,6 +307,8 @@ class LedgerImpl final : public Ledger {
   std::atomic<uint64_t> prepared_total_{0};
   std::atomic<uint64_t> wake_writer_at_{UINT64_MAX};
   bool stop_ = false;
+  size_t async_checks_ = 0;  // append_async() check tasks not ended (under queue_mu_)
+  std::condition_variable checks_cv_;  // async_checks_ fell to 0
   // The first failed commit's cause (under queue_mu_): from then on nothing is appended.
   Status write_error_;
   std::thread writer_;

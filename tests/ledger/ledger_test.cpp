@@ -9,8 +9,10 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -533,6 +535,116 @@ TEST_CASE("a batch appended once the one before is queued is sequenced after all
   CHECK(calls == 2);
 }
 
+// An append_async() batch's outcomes, and what the ledger's size was when they came.
+struct AsyncAnswer {
+  std::vector<AppendOutcome> outcomes;
+  uint64_t size_then = 0;
+  int calls = 0;
+};
+
+TEST_CASE("append_async answers each batch once, after the commit that stored it, in the order "
+          "the calls sequenced them",
+          "[ledger][append][async][concurrency]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  // Two threads, each calling in turn without waiting, batches of 1 to 9 entries; one entry in
+  // ten repeats one stored before (answered with its first index).
+  constexpr int kThreads = 2, kBatches = 150;
+  std::vector<std::vector<AsyncAnswer>> answers(kThreads, std::vector<AsyncAnswer>(kBatches));
+  std::vector<std::vector<size_t>> sizes(kThreads);
+  std::atomic<int> answered{0};
+  std::mutex mu;
+  std::condition_variable all_answered;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int b = 0; b < kBatches; ++b) {
+        const int n = 1 + (b * 7 + t) % 9;
+        std::vector<Bytes> batch = observation_batch(cast, t * 100000 + b * 10, n);
+        if (b % 10 == 9) batch.push_back(observation_batch(cast, t * 100000, 1).at(0));
+        sizes[t].push_back(batch.size());
+        ledger->append_async(std::move(batch), [&, t, b](std::vector<AppendOutcome> outcomes) {
+          AsyncAnswer& a = answers[t][b];
+          a.outcomes = std::move(outcomes);
+          a.size_then = ledger->size();
+          ++a.calls;
+          if (++answered == kThreads * kBatches) {
+            std::lock_guard lock(mu);
+            all_answered.notify_all();
+          }
+        });
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  {
+    std::unique_lock lock(mu);
+    all_answered.wait(lock, [&] { return answered == kThreads * kBatches; });
+  }
+  std::set<uint64_t> added;
+  for (int t = 0; t < kThreads; ++t) {
+    uint64_t last = 0;
+    for (int b = 0; b < kBatches; ++b) {
+      const AsyncAnswer& a = answers[t][b];
+      INFO("thread " << t << " batch " << b);
+      CHECK(a.calls == 1);
+      REQUIRE(a.outcomes.size() == sizes[t][b]);
+      for (const AppendOutcome& o : a.outcomes) {
+        REQUIRE(o.status.is_ok());
+        CHECK(o.tree_size > o.index);     // in the checkpoint of the commit that answered it
+        CHECK(a.size_then >= o.tree_size);  // which was committed before the answer
+        if (!o.added) {
+          CHECK(o.index == answers[t][0].outcomes[0].index);  // the first copy's index
+          continue;
+        }
+        CHECK(o.index > last);  // one thread's batches in the order it sequenced them
+        last = o.index;
+        CHECK(added.insert(o.index).second);
+      }
+    }
+  }
+  CHECK(added.size() == ledger->size() - 5);  // dense: every index stored was answered
+  CHECK(*added.rbegin() == ledger->size() - 1);
+  CHECK(audit_ledger(*ledger).status.is_ok());
+}
+
+TEST_CASE("append_async answers at once when the ledger takes no appends, and every batch in "
+          "flight before the ledger closes",
+          "[ledger][append][async]") {
+  TempDir dir;
+  Cast cast;
+  auto ledger = open_ledger(dir);
+  append_prologue(*ledger, cast);
+  // In flight when the ledger is closed: each is still checked, committed and answered.
+  std::atomic<int> answered{0}, stored{0};
+  for (int b = 0; b < 40; ++b) {
+    ledger->append_async(observation_batch(cast, b * 10, 10),
+                         [&](std::vector<AppendOutcome> outcomes) {
+                           for (const auto& o : outcomes) stored += o.status.is_ok() && o.added;
+                           ++answered;
+                         });
+  }
+  ledger.reset();
+  CHECK(answered == 40);
+  CHECK(stored == 400);
+  CHECK(open_read_only(dir)->size() == 405);
+  // An empty batch, and a read-only ledger: answered on the calling thread, before returning.
+  auto reader = open_read_only(dir);
+  int calls = 0;
+  reader->append_async(observation_batch(cast, 5000, 2), [&](std::vector<AppendOutcome> o) {
+    REQUIRE(o.size() == 2);
+    CHECK(o[0].status.code() == Code::kUsage);
+    ++calls;
+  });
+  reader->append_async({}, [&](std::vector<AppendOutcome> o) {
+    CHECK(o.empty());
+    ++calls;
+  });
+  CHECK(calls == 2);
+}
+
 // Records what the ledger hands a hook: prepare() on the checking threads, its result back at
 // on_entry() on the writer.
 class PreparingHook final : public AppendHook {
@@ -767,8 +879,16 @@ TEST_CASE("a full disk fails a commit naming the disk, and nothing queued after 
     first_queued.get_future().wait();
     second_out = ledger.append(second);
   });
-  auto first_out = ledger.append(first, [&] { first_queued.set_value(); });
+  // And an append_async() batch queued behind both.
+  std::promise<std::vector<AppendOutcome>> async_out;
+  auto first_out = ledger.append(first, [&] {
+    first_queued.set_value();
+    ledger.append_async(padded_manifests(cast, 25000, 50), [&](std::vector<AppendOutcome> o) {
+      async_out.set_value(std::move(o));
+    });
+  });
   behind.join();
+  const std::vector<AppendOutcome> async_failed = async_out.get_future().get();
 
   const size_t failed_at = check_nothing_stored_after_failure(first_out);
   REQUIRE(failed_at < first.size());
@@ -777,6 +897,9 @@ TEST_CASE("a full disk fails a commit naming the disk, and nothing queued after 
   CHECK_THAT(cause.message(), Catch::Contains("the disk is full") && Catch::Contains(dir + "/db") &&
                                   Catch::Contains("free space"));
   CHECK(check_nothing_stored_after_failure(second_out) == 0);
+  CHECK(check_nothing_stored_after_failure(async_failed) == 0);
+  CHECK_THAT(async_failed.back().status.message(),
+             Catch::StartsWith("not stored because an earlier commit failed: "));
   CHECK_THAT(second_out.back().status.message(),
              Catch::StartsWith("not stored because an earlier commit failed: ") &&
                  Catch::Contains("the disk is full"));
