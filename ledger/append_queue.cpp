@@ -27,11 +27,11 @@ AppendQueue::Admission AppendQueue::submit(std::vector<Bytes> batch, Done done, 
   // Outside the lock: the ledger may answer on this thread (a ledger that takes no appends).
   ledger_.append_async(std::move(batch), [this, done = std::move(done), receipts](
                                              std::vector<AppendOutcome> outcomes) mutable {
-    {
-      std::lock_guard lock(mu_);
-      answered_.push_back({std::move(outcomes), std::move(done), receipts});
-      --in_ledger_;
-    }
+    // Notified under the lock: once the last batch is answered, close() may return and the
+    // queue be destroyed as soon as the lock is released.
+    std::lock_guard lock(mu_);
+    answered_.push_back({std::move(outcomes), std::move(done), receipts});
+    --in_ledger_;
     cv_.notify_one();
   });
   return Admission::kQueued;

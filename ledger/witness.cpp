@@ -5,6 +5,7 @@
 
 #include "keys/note.h"
 #include "keys/witness_format.h"
+#include "ledger/split_view.h"
 
 namespace evl {
 
@@ -55,6 +56,8 @@ Result<std::unique_ptr<Witness>> Witness::open(WitnessOptions options) {
   if (options.key == nullptr) return usage_error("a witness needs its key (--key FILE)");
   std::unique_ptr<Witness> w(new Witness());
   w->cosigner_ = CosignerKey::of(options.key->name(), options.key->public_key());
+  w->dir_ = options.dir;
+  w->on_split_view_ = options.on_split_view;
   for (VerifierKey& key : options.logs) {
     auto& keys = w->logs_[key.name];
     for (const VerifierKey& other : keys) {
@@ -107,8 +110,28 @@ void Witness::add_checkpoint(std::string_view body, Done done) const {
   update.proof = std::move(request->proof);
   update.checkpoint = std::move(*checkpoint);
   update.log_signatures = std::move(opened->verified);
-  state_->submit(std::move(update),
-                 [done = std::move(done)](UpdateOutcome o) { done(from_outcome(o)); });
+  std::string origin = update.checkpoint.origin;
+  state_->submit(std::move(update), [this, done = std::move(done), origin = std::move(origin),
+                                      note = std::move(request->checkpoint)](UpdateOutcome o) {
+    done(answer_of(o, origin, note));
+  });
+}
+
+WitnessAnswer Witness::answer_of(const UpdateOutcome& outcome, const std::string& origin,
+                                 const std::string& note) const {
+  WitnessAnswer a = from_outcome(outcome);
+  if (outcome.contradicted.empty()) return a;
+  // Both notes verified under a trusted key of the origin: what a split view's evidence holds.
+  auto written = write_split_view(dir_, SplitView{outcome.contradicted, note, {}});
+  if (!written) {
+    a.message += "; the evidence of this split view could not be written: " +
+                 written.error().message();
+    return a;
+  }
+  a.message += "; the evidence is " + *written +
+               " ('evledger verify --evidence FILE --vkey VKEY' checks it)";
+  if (on_split_view_) on_split_view_(origin, *written);
+  return a;
 }
 
 WitnessAnswer Witness::add_checkpoint(std::string_view body) const {

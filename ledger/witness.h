@@ -11,7 +11,10 @@
 //                       name and key id) does not verify; other keys' lines are ignored
 //   kConflict      409  old is not the size the witness cosigned last; `body` is "<size>\n"
 //   kInconsistent  422  the proof fails, a proof from 0, another root at the cosigned size, or
-//                       a size-0 checkpoint whose root is not the empty tree's
+//                       a size-0 checkpoint whose root is not the empty tree's. Another root
+//                       at the cosigned size is a split view that the two signed notes prove:
+//                       the witness writes them as evidence (ledger/split_view.h) under
+//                       DIR/evidence/ and names the file in the message.
 //   kCosigned      200  stored durably; `body` is the witness's cosignature line
 //   kBusy          503  the state's queue is full or closing; resend
 //   kFailed        500  the state could not be stored; nothing was cosigned
@@ -53,6 +56,9 @@ struct WitnessOptions {
   std::vector<VerifierKey> logs;              // trusted log keys; each one's name is its origin
   std::function<uint64_t()> clock;            // unix seconds; the system clock when empty
   size_t max_queued = 4096;                   // see WitnessStateOptions
+  // Called with the log's origin and the evidence file's path for each split view proved
+  // (on the state's writer thread), for the operator's log.
+  std::function<void(const std::string& origin, const std::string& path)> on_split_view;
 };
 
 class Witness {
@@ -81,7 +87,13 @@ class Witness {
  private:
   Witness() = default;
 
+  // A refused update's answer; with the note it contradicts, the evidence is written first.
+  WitnessAnswer answer_of(const UpdateOutcome& outcome, const std::string& origin,
+                          const std::string& note) const;
+
   CosignerKey cosigner_;
+  std::string dir_;
+  std::function<void(const std::string&, const std::string&)> on_split_view_;
   std::map<std::string, std::vector<VerifierKey>> logs_;  // by origin
   std::unique_ptr<WitnessState> state_;
 };

@@ -270,6 +270,11 @@ bool WitnessStateImpl::stage(lmdb::Txn& txn, const CheckpointUpdate& update,
   std::optional<Checkpoint> latest_checkpoint;
   if (*latest) latest_checkpoint = (*latest)->checkpoint;
   outcome = decide_update(latest_checkpoint, update);
+  if (outcome.verdict == UpdateVerdict::kInconsistent && latest_checkpoint &&
+      latest_checkpoint->size == update.checkpoint.size &&
+      latest_checkpoint->root != update.checkpoint.root) {
+    outcome.contradicted = (*latest)->note;
+  }
   if (outcome.verdict != UpdateVerdict::kCosigned) return true;
   const uint64_t time = next_cosignature_time(
       options_.clock(), *latest ? std::optional<uint64_t>((*latest)->time) : std::nullopt);

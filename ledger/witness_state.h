@@ -73,6 +73,9 @@ struct UpdateOutcome {
   NoteSignature cosignature;   // kCosigned
   uint64_t time = 0;           // kCosigned: the cosignature's time
   Status status;               // all but kCosigned: why, in the CLI's words
+  // kInconsistent for another root at the cosigned size: the cosigned note it contradicts,
+  // which with the refused one proves that the log signed two trees of one size.
+  std::string contradicted;
 };
 
 // The compare of compare-and-store, pure: may `update` be cosigned, given the origin's latest

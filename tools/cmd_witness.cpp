@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "events/utf8.h"
 #include "keys/checkpoint.h"
 #include "keys/tlog_policy.h"
 #include "ledger/witness.h"
@@ -65,6 +66,10 @@ int run_serve(const Args& args) {
   witness_options.dir = *dir;
   witness_options.key = std::make_shared<const SecretKey>(std::move(*key));
   witness_options.max_queued = *queue;
+  witness_options.on_split_view = [](const std::string& origin, const std::string& path) {
+    std::fprintf(stderr, "evledger: the log %s signed two trees of one size (a split view); "
+                 "evidence: %s\n", visible_text(origin).c_str(), path.c_str());
+  };
   for (const std::string& log : args.all("log")) {
     auto keys = load_log_keys(log);
     if (!keys) return fail(usage_error("--log: " + keys.error().message()));

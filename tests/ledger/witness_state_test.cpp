@@ -13,6 +13,7 @@
 
 #include "keys/witness_format.h"
 #include "ledger/proofs.h"
+#include "ledger/split_view.h"
 #include "ledger/witness.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/foreign_log.h"
@@ -334,6 +335,56 @@ TEST_CASE("the witness answers each add-checkpoint rule with its verdict", "[led
   WitnessAnswer rotated = f.witness->add_checkpoint(
       format_add_checkpoint_request({6, f.log.proof_from(6), by_rotated}));
   CHECK(rotated.verdict == WitnessVerdict::kCosigned);
+}
+
+TEST_CASE("another root at the cosigned size leaves evidence of the split view that anyone "
+          "checks with the log key",
+          "[ledger][witness][split-view]") {
+  TempDir dir;
+  ForeignLog log("foreign.example/log");
+  std::vector<std::pair<std::string, std::string>> reported;
+  WitnessOptions options;
+  options.dir = dir.str();
+  options.key = std::make_shared<const SecretKey>(test::witness_key("witness.example/w1"));
+  options.logs = {log.vkey()};
+  options.on_split_view = [&](const std::string& origin, const std::string& path) {
+    reported.emplace_back(origin, path);
+  };
+  auto witness = Witness::open(options);
+  REQUIRE_OK(witness);
+  log.grow(5);
+  REQUIRE((*witness)->add_checkpoint(log.request(0)).verdict == WitnessVerdict::kCosigned);
+  // The same log key signs another tree of size 5 (a fork: other leaves).
+  ForeignLog fork("foreign.example/log");
+  fork.grow(4);
+  fork.append_leaf("another leaf");
+  REQUIRE(fork.checkpoint().root != log.checkpoint().root);
+  WitnessAnswer split = (*witness)->add_checkpoint(
+      format_add_checkpoint_request({5, {}, fork.signed_checkpoint()}));
+  CHECK(split.verdict == WitnessVerdict::kInconsistent);
+  REQUIRE(reported.size() == 1);
+  CHECK(reported[0].first == "foreign.example/log");
+  const std::string path = reported[0].second;
+  CHECK_THAT(split.message, Catch::Contains("a fork") && Catch::Contains(path));
+  CHECK(path.rfind(dir.str() + "/evidence/split-view-5-5-", 0) == 0);
+  // What the file proves, with the log's key alone.
+  auto text = test::read_file(path);
+  auto evidence = parse_split_view(text);
+  REQUIRE_OK(evidence);
+  auto finding = check_split_view(*evidence, log.vkey());
+  REQUIRE_OK(finding);
+  CHECK(finding->older.root != finding->newer.root);
+  CHECK(finding->older.size == 5);
+  // The witness still holds what it cosigned, and other failures leave no evidence.
+  auto note = (*witness)->checkpoint_note(sha256(as_bytes(log.key().name())));
+  REQUIRE_OK(note);
+  CHECK(note->rfind(log.signed_checkpoint(), 0) == 0);
+  log.grow(2);
+  AddCheckpointRequest bad{5, log.proof_from(5), log.signed_checkpoint()};
+  bad.proof.back()[0] ^= 1;
+  CHECK((*witness)->add_checkpoint(format_add_checkpoint_request(bad)).verdict ==
+        WitnessVerdict::kInconsistent);
+  CHECK(reported.size() == 1);
 }
 
 TEST_CASE("the witness's monitoring note keeps the log's signatures and its own, not "

@@ -27,6 +27,9 @@ class ForeignLog {
     }
   }
 
+  // Appends one leaf of this text (a fork of a log that grew the usual leaves).
+  void append_leaf(std::string_view text) { tree_.append(leaf_hash(as_bytes(text))); }
+
   uint64_t size() const { return tree_.size(); }
   const SecretKey& key() const { return key_; }
   VerifierKey vkey() const { return key_.verifier(); }
