@@ -16,7 +16,6 @@ source "$(dirname "$0")/testlib.sh"
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || { echo "nginx is not installed (tools/scripts/install-deps.sh)" >&2; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_for() {  # SECONDS COMMAND...
   local tries=$(($1 * 10))
   shift

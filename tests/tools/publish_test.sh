@@ -17,7 +17,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # serve NAME PORT ARGS...: starts `evledger serve ARGS` on 127.0.0.1:PORT, waits until it
 # serves, and sets PID_<NAME>.

@@ -11,7 +11,9 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "events/json.h"
@@ -25,17 +27,26 @@ using test::observation;
 using test::ServedLedger;
 using Clock = std::chrono::steady_clock;
 
-// A port nothing listens on right now (bound and released).
+// A port nothing uses right now (bound and released), below the kernel's ephemeral range: a
+// client that connects to it before its server listens never gets it as its own local port
+// (a loopback connection to itself would then succeed).
 uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
+  int low = 32768;
+  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> low;
+  std::mt19937 random(std::random_device{}());
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const auto port = static_cast<uint16_t>(10000 + random() % static_cast<unsigned>(low - 10000));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (bound) return port;
+  }
+  FAIL("no free port below " << low);
+  return 0;
 }
 
 // A loopback HTTP/1.1 server that answers the n-th request with the n-th scripted response

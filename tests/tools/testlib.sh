@@ -44,8 +44,28 @@ matches() {
   fi
 }
 
-# free_port: a TCP port of 127.0.0.1 that nothing listens on now.
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# free_port: a TCP port of 127.0.0.1 that nothing uses now, below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range), so that no client's connection takes it as its local port
+# before the server that is given it binds it (a witness or server started again at its URL).
+free_port() {
+  python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(1000):
+    port = random.randrange(10000, low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("no free port below " + str(low))
+'
+}
 
 # nginx_conf DIR PORT HTTP SERVER: writes DIR/nginx.conf for nginx in the foreground on
 # 127.0.0.1:PORT with its pid, error log and temporary files in DIR (DIR/tmp, writable by the

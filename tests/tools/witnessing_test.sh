@@ -30,7 +30,6 @@ post() {
   curl -s -o "$T/post.json" -w '%{http_code}' -H 'Content-Type: application/octet-stream' \
     --data-binary "@$T/e/$2.bin" "$1add-event${3:-}"
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 start_witness() {  # NAME PORT
   start_process "$1" witnessing "$E" witness serve --key "$T/$1.key" --dir "$T/state-$1" \
     --log "$T/log.vkey" --listen "127.0.0.1:$2"
