@@ -47,6 +47,7 @@ namespace {
 struct PullFigures {
   uint64_t entries = 0;
   double seconds = 0, peak_rss_mb = 0;
+  double rss_anon_mb = 0, rss_file_mb = 0;  // at the end of the pull
 };
 
 Result<PullFigures> pull_in_child(const std::string& url, const std::string& vkey,
@@ -62,7 +63,8 @@ Result<PullFigures> pull_in_child(const std::string& url, const std::string& vke
     return io_error("the mirror-pull child printed no JSON");
   }
   return PullFigures{memory["entries"].get<uint64_t>(), timing["seconds"].get<double>(),
-                     memory["peakRssMB"].get<double>()};
+                     memory["peakRssMB"].get<double>(), memory["rssAnonMB"].get<double>(),
+                     memory["rssFileMB"].get<double>()};
 }
 
 }  // namespace
@@ -77,25 +79,37 @@ int bench_mirror(const Args& args) {
     if (!json) std::fprintf(stderr, "bench: %s...\n", what.c_str());
   };
   const Scratch scratch(scratch_dir(args, "mirror"));
-  const std::string up = scratch.dir + "/upstream";
-  auto bench = make_ledger(up);
+  // --keep DIR: the upstream stays in DIR, and the next run with it loads only what it lacks.
+  const auto kept = args.get("keep");
+  auto bench = kept ? open_kept_ledger(*kept) : make_ledger(scratch.dir + "/upstream");
   if (!bench) return fail(bench.error());
+  const std::string up = bench->ledger->dir();
   const std::string vkey = bench->log_key->verifier().to_string();
   Child server;
   auto url = start_server(server, up, scratch.dir + "/serve.out", true);
   if (!url) return fail(url.error());
   ThreadPool pool;
   std::vector<PullFigures> pulls;
-  uint64_t filled = bench->ledger->size();
+  uint64_t filled = bench->ledger->size(), pulled = 0;
   for (uint64_t size : {*memory_entries, *entries}) {
-    if (size == 0 || size <= filled) continue;
-    note("loading the upstream to " + std::to_string(size) + " entries");
-    if (Status s = fill(*bench, filled, size - filled, pool); !s) return fail(s);
-    filled = bench->ledger->size();
+    if (size == 0 || size == pulled || (size <= filled && !kept)) continue;
+    if (size < filled) {
+      return fail(usage_error("the upstream kept in " + *kept + " holds " +
+                              std::to_string(filled) + " entries, more than the " +
+                              std::to_string(size) + " to mirror; pass --entries and "
+                              "--memory-entries of at least " + std::to_string(filled) +
+                              " (--memory-entries 0 skips that run), or keep another DIR"));
+    }
+    if (size > filled) {
+      note("loading the upstream to " + std::to_string(size) + " entries");
+      if (Status s = fill(*bench, filled, size - filled, pool); !s) return fail(s);
+      filled = bench->ledger->size();
+    }
     note("a mirror's catch-up of " + std::to_string(filled) + " entries, in a child process");
     auto pull = pull_in_child(*url, vkey, scratch.dir + "/mirror");
     if (!pull) return fail(pull.error());
     pulls.push_back(*pull);
+    pulled = size;
   }
   note("the local audit of the upstream");
   auto start = Clock::now();
@@ -108,7 +122,12 @@ int bench_mirror(const Args& args) {
   const double mirror_rate = main.entries / main.seconds;
 
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
-  for (const auto& p : pulls) memory.push_back({{"entries", p.entries}, {"peakRssMB", p.peak_rss_mb}});
+  for (const auto& p : pulls) {
+    memory.push_back({{"entries", p.entries},
+                      {"peakRssMB", p.peak_rss_mb},
+                      {"endRssAnonMB", p.rss_anon_mb},
+                      {"endRssFileMB", p.rss_file_mb}});
+  }
   nlohmann::ordered_json out;
   out["audit"] = {{"entries", audit.entries}, {"perSecond", std::round(audit_rate)}};
   out["mirror"] = {{"entries", main.entries},
@@ -126,8 +145,10 @@ int bench_mirror(const Args& args) {
               static_cast<unsigned long long>(main.entries), mirror_rate,
               mirror_rate / audit_rate, audit_rate);
   for (const auto& p : pulls) {
-    std::printf("  mirror memory at %llu entries: peak RSS %.1f MB\n",
-                static_cast<unsigned long long>(p.entries), p.peak_rss_mb);
+    std::printf("  mirror memory at %llu entries: peak RSS %.1f MB (at the end: %.1f MB anonymous, "
+                "%.1f MB of mapped files)\n",
+                static_cast<unsigned long long>(p.entries), p.peak_rss_mb, p.rss_anon_mb,
+                p.rss_file_mb);
   }
   return kExitOk;
 }

@@ -114,6 +114,36 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree,
                      std::move(importer.value()), options.log_key};
 }
 
+Result<BenchLedger> open_kept_ledger(const std::string& dir) {
+  const std::string keys = dir + "/keys/";
+  if (!std::filesystem::exists(dir + "/db")) {
+    auto made = make_ledger(dir);
+    if (!made) return made.error();
+    std::filesystem::create_directories(keys);
+    EVL_RETURN_IF_ERROR(made->log_key->save(keys + "log.key"));
+    EVL_RETURN_IF_ERROR(made->admin.save(keys + "bench-admin.key"));
+    EVL_RETURN_IF_ERROR(made->importer.save(keys + "bench-importer.key"));
+    return made;
+  }
+  auto log_key = SecretKey::load(keys + "log.key");
+  auto admin = SecretKey::load(keys + "bench-admin.key");
+  auto importer = SecretKey::load(keys + "bench-importer.key");
+  for (const auto* key : {&log_key, &admin, &importer}) {
+    if (!*key) {
+      return key->error().with_context("the benchmark ledger kept in " + dir + " lacks the "
+                                       "keys its first run saved in " + keys + "; remove " +
+                                       dir + " to make a new one");
+    }
+  }
+  OpenOptions options;
+  options.dir = dir;
+  options.log_key = std::make_shared<const SecretKey>(std::move(*log_key));
+  auto ledger = Ledger::open(options);
+  if (!ledger) return ledger.error();
+  return BenchLedger{std::move(*ledger), std::move(*admin), std::move(*importer),
+                     options.log_key};
+}
+
 Bytes manifest_entry(const SecretKey& key, uint64_t n) {
   auto make = [&](size_t pad) {
     std::string canonical =

@@ -72,6 +72,11 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree = tru
                                 const Bytes& importer_seed = {},
                                 std::shared_ptr<AppendHook> hook = nullptr);
 
+// A benchmark ledger kept in `dir` across runs: opened with the keys saved in <dir>/keys/ by
+// the run that made it (log.key, bench-admin.key, bench-importer.key), or made by make_ledger
+// (with the tree, without a hook) and its keys saved there when `dir` holds no ledger yet.
+Result<BenchLedger> open_kept_ledger(const std::string& dir);
+
 // A signed manifest event of exactly kEntryBytes bytes (a BenchmarkRun manifest with padding),
 // distinct for every n.
 Bytes manifest_entry(const SecretKey& key, uint64_t n);

@@ -48,7 +48,8 @@ constexpr const char* kUsage =
     "                              [--dir DIR]\n"
     "       evledger bench publish [--json] [--entries RUNS] [--rounds N] [--dir DIR]\n"
     "       evledger bench pages [--json] [--dir DIR]\n"
-    "       evledger bench mirror [--json] [--entries N] [--memory-entries M] [--dir DIR]\n"
+    "       evledger bench mirror [--json] [--entries N] [--memory-entries M] [--keep DIR]\n"
+    "                             [--dir DIR]\n"
     "\n"
     "Every figure is reported next to this machine's limits measured in the same run, as a\n"
     "ratio: shared machines are noisy, ratios much less so.\n"
@@ -102,7 +103,9 @@ constexpr const char* kUsage =
     "mirror  evledger mirror's catch-up of N signed 2 KiB entries (default 10^6) from a local\n"
     "        evledger serve --read-only, in a child process, against the local audit of the\n"
     "        same ledger (verify --ledger); target >= 0.8 x. Peak RSS of the mirror at M\n"
-    "        (default 10^5) and N entries.\n"
+    "        (default 10^5) and N entries. --keep DIR keeps the upstream in DIR (its keys in\n"
+    "        DIR/keys/) for the next run with --keep DIR, which loads only the entries it\n"
+    "        lacks: generating 10^6 takes minutes.\n"
     "Scratch data goes under --dir (default: the system temp dir) and is removed afterwards.\n";
 
 int bench_memory(const Args& args) {

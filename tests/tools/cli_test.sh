@@ -132,4 +132,18 @@ for field in ratioToVerifyAllCores perSecondWithoutTree treeCost p99Ms lmdbSingl
   contains "$T/out" "\"$field\":" "bench append reports $field"
 done
 
+# The mirror benchmark keeps its upstream with --keep: a second run loads only the entries it
+# lacks, and one that asks for fewer than the kept upstream holds is refused.
+expect 0 "bench mirror --keep (small)" -- "$E" bench mirror --entries 300 --memory-entries 200 --keep "$T/bench-up" --json --dir "$T"
+contains "$T/out" '"mirror":{"entries":300,' "bench mirror mirrors the whole upstream"
+contains "$T/out" '{"entries":200,"peakRssMB":' "bench mirror reports the memory of the first pull"
+test -f "$T/bench-up/keys/bench-importer.key" && ok || bad "bench mirror --keep saves the upstream's keys"
+expect 0 "bench mirror reuses the kept upstream" -- "$E" bench mirror --entries 400 --memory-entries 0 --keep "$T/bench-up" --dir "$T"
+contains "$T/out" "catch-up of 400 entries" "the kept upstream grows to the entries asked"
+expect 0 "bench mirror with the kept upstream as it is" -- "$E" bench mirror --entries 400 --memory-entries 0 --keep "$T/bench-up" --dir "$T"
+contains "$T/out" "catch-up of 400 entries" "the kept upstream is mirrored again"
+grep -q "loading the upstream" "$T/err" && bad "a kept upstream of the size asked is loaded again" || ok
+expect 2 "bench mirror refuses a kept upstream larger than asked" -- "$E" bench mirror --entries 300 --memory-entries 0 --keep "$T/bench-up" --dir "$T"
+contains "$T/err" "holds 400 entries, more than the 300" "the refusal says what the kept upstream holds"
+
 finish
