@@ -150,12 +150,14 @@ MirrorReport pull_upstream(Ledger& mirror, Upstream& upstream, const MirrorOptio
                          [&mirror, batch = std::move(batch)] { return mirror.append_upstream(batch); });
     return Status::ok();
   };
+  size_t limit = 0;  // the entries of the chunk being filled (Ledger::upstream_batch_entries)
   Status fetched = upstream.fetch_entries(
       from, size, size, options.window_bundles,
       [&](uint64_t, std::span<const ByteView> entries) -> Status {
         for (ByteView entry : entries) {
+          if (chunk.empty()) limit = mirror.upstream_batch_entries(options.chunk_entries);
           chunk.emplace_back(entry.begin(), entry.end());
-          if (chunk.size() == options.chunk_entries) EVL_RETURN_IF_ERROR(store());
+          if (chunk.size() == limit) EVL_RETURN_IF_ERROR(store());
         }
         return Status::ok();
       });

@@ -4,9 +4,11 @@
 // One pull: the upstream's checkpoint must verify under the mirrored key (and, with a policy,
 // carry its quorum of cosignatures); it must be consistent with the checkpoint the mirror last
 // verified (its newest stored one, or the target of a pull that was interrupted). Then the
-// entries the mirror lacks are fetched in parallel and stored, kChunkEntries at a time, by
-// Ledger::append_upstream: each chunk is checked as the audit checks entries and proved part of
-// the signed tree (its root leads to the checkpoint's along the upstream's consistency path),
+// entries the mirror lacks are fetched in parallel and stored, at most kMirrorChunkEntries at a
+// time (fewer as the mirror grows: Ledger::upstream_batch_entries bounds the pages a
+// transaction dirties, so a pull's memory stays flat), by Ledger::append_upstream: each chunk
+// is checked as the audit checks entries and proved part of the signed tree (its root leads
+// to the checkpoint's along the upstream's consistency path),
 // so an interrupted pull resumes after the last stored chunk without fetching it again. Each
 // chunk's checks (signatures, on all cores) run while the chunk before is stored, on a thread
 // of its own, so that they overlap its single-threaded transaction and durable commit. The
@@ -36,7 +38,7 @@ inline constexpr size_t kMirrorChunkEntries = 8192;
 struct MirrorOptions {
   VerifierKey log_key;               // the upstream's log key (the mirror's mirror_of)
   std::optional<TlogPolicy> policy;  // --policy: demand the witnessed quorum
-  size_t chunk_entries = kMirrorChunkEntries;
+  size_t chunk_entries = kMirrorChunkEntries;  // the most entries of one transaction
   size_t window_bundles = 96;        // bundles fetched ahead of the verification
   std::function<void(uint64_t done, uint64_t total)> progress;
 };

@@ -1,8 +1,11 @@
 // A mirror's side of the ledger (OpenOptions::mirror_of): storing the upstream's entries with
 // its own signed checkpoints and statements, checked on the way in (ledger/ledger.h).
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <mutex>
 #include <shared_mutex>
+#include <vector>
 
 #include "keys/checkpoint.h"
 #include "keys/note.h"
@@ -71,6 +74,46 @@ Status LedgerImpl::check_mirror_record() {
   int rc = txn->put(meta_, as_bytes(kMirrorOfKey), as_bytes(key), 0);
   if (rc != 0) return lmdb::error(rc, "cannot record the mirrored log key");
   return txn->commit();
+}
+
+size_t LedgerImpl::upstream_batch_entries(size_t most) const {
+  if (most <= 1) return most;
+  // The pages a batch of k entries dirties: the sequential databases (entries, tree) a share
+  // per entry; each random-key database of P pages taking w records per entry about
+  // P·(1 − e^(−k·w/P)), the pages that k·w random inserts land on.
+  struct Random {
+    double pages, per_entry;
+  };
+  double sequential = 1.0;  // an empty mirror: a page per entry (2 KiB entries overflow one)
+  std::vector<Random> random;
+  Status read = with_read([&](lmdb::Txn& txn) -> Status {
+    auto pages = [&](MDB_dbi dbi, MDB_stat& st) {
+      if (mdb_stat(txn.get(), dbi, &st) != 0) st = MDB_stat{};
+      return double(st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages);
+    };
+    const double n = double(size());
+    MDB_stat st;
+    if (n > 0) sequential = (pages(entries_, st) + pages(tree_, st)) / n;
+    for (MDB_dbi dbi : {ids_, manifests_, state_}) {
+      const double p = std::max(1.0, pages(dbi, st));
+      // Records per entry, capped: most of the fold's records are rewritten, not added.
+      random.push_back({p, n > 0 ? std::min(4.0, double(st.ms_entries) / n) : 1.0});
+    }
+    return Status::ok();
+  });
+  if (!read) return most;  // the transaction will say what is wrong
+  auto dirtied = [&](double k) {
+    double total = k * sequential;
+    for (const Random& r : random) total += r.pages * -std::expm1(-k * r.per_entry / r.pages);
+    return total;
+  };
+  size_t low = 1, high = most;  // dirtied() grows with k: the largest k within the budget
+  if (dirtied(double(high)) <= double(kUpstreamDirtyPages)) return high;
+  while (low + 1 < high) {
+    const size_t mid = low + (high - low) / 2;
+    (dirtied(double(mid)) <= double(kUpstreamDirtyPages) ? low : high) = mid;
+  }
+  return low;
 }
 
 Result<std::string> LedgerImpl::mirror_target() const {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "events/file_read.h"
+#include "events/file_write.h"
 #include "events/jcs.h"
 #include "keys/signer.h"
 #include "ledger/limits.h"
@@ -123,6 +124,8 @@ Result<BenchLedger> open_kept_ledger(const std::string& dir) {
     EVL_RETURN_IF_ERROR(made->log_key->save(keys + "log.key"));
     EVL_RETURN_IF_ERROR(made->admin.save(keys + "bench-admin.key"));
     EVL_RETURN_IF_ERROR(made->importer.save(keys + "bench-importer.key"));
+    EVL_RETURN_IF_ERROR(
+        create_file(keys + "log.vkey", made->log_key->verifier().to_string() + "\n", 0644));
     return made;
   }
   auto log_key = SecretKey::load(keys + "log.key");

@@ -73,8 +73,9 @@ Result<BenchLedger> make_ledger(const std::string& dir, bool maintain_tree = tru
                                 std::shared_ptr<AppendHook> hook = nullptr);
 
 // A benchmark ledger kept in `dir` across runs: opened with the keys saved in <dir>/keys/ by
-// the run that made it (log.key, bench-admin.key, bench-importer.key), or made by make_ledger
-// (with the tree, without a hook) and its keys saved there when `dir` holds no ledger yet.
+// the run that made it (log.key, bench-admin.key, bench-importer.key; log.vkey for a mirror),
+// or, when `dir` holds no ledger yet, made by make_ledger (with the tree, without a hook) and
+// its keys saved there.
 Result<BenchLedger> open_kept_ledger(const std::string& dir);
 
 // A signed manifest event of exactly kEntryBytes bytes (a BenchmarkRun manifest with padding),

@@ -136,6 +136,7 @@ class LedgerImpl final : public Ledger {
   Status rebuild_state() override;
   Status append_upstream(const UpstreamBatch& batch) override;
   std::shared_ptr<UpstreamChecks> check_upstream(std::span<const Bytes> entries) override;
+  size_t upstream_batch_entries(size_t most) const override;
   Result<std::string> mirror_target() const override;
 
  private:

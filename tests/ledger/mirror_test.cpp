@@ -7,6 +7,7 @@
 #include "keys/checkpoint.h"
 #include "ledger/ledger.h"
 #include "ledger/merkle.h"
+#include "ledger/mirror.h"
 #include "ledger/split_view.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ledger_support.h"
@@ -205,6 +206,26 @@ TEST_CASE("a mirror stores upstream entries in proved batches and ends with the 
   CHECK(mirror->root(up.entries.size()).value() == up.log->root(up.entries.size()).value());
   auto refused = mirror->append(std::vector<Bytes>{up.entries[5]});
   CHECK_THAT(refused.at(0).status.message(), Catch::Contains("is a mirror of"));
+}
+
+TEST_CASE("a mirror's batches take what keeps their transaction within its dirty pages",
+          "[mirror][ledger]") {
+  Upstreamed up;
+  auto mirror = up.open_mirror();
+  // An empty mirror counts a page per entry (2 KiB entries overflow one each) and a page of
+  // each index: a batch takes the budget's pages less those few.
+  CHECK(mirror->upstream_batch_entries(0) == 0);
+  CHECK(mirror->upstream_batch_entries(1) == 1);
+  CHECK(mirror->upstream_batch_entries(kMirrorChunkEntries) == kMirrorChunkEntries);
+  const size_t empty = mirror->upstream_batch_entries(1000000);
+  CHECK(empty < kUpstreamDirtyPages);
+  CHECK(empty >= kUpstreamDirtyPages - 3);
+  // The test's entries are small (many to a page): once the mirror holds some, a batch of
+  // them may take more.
+  const std::string note = up.log->checkpoint().value();
+  REQUIRE(mirror->append_upstream({0, up.entries, note, {}, std::nullopt, nullptr}));
+  CHECK(mirror->upstream_batch_entries(1000000) > 2 * empty);
+  CHECK(mirror->upstream_batch_entries(kMirrorChunkEntries) == kMirrorChunkEntries);
 }
 
 TEST_CASE("a mirror stores nothing of a batch with a tampered entry, a repeated event, a wrong "
